@@ -1,0 +1,31 @@
+# The core libraries, one static library per layer so that the dependency
+# rule (ir <- ops <- sema <- frontend/eval/compiler) is enforced by the linker:
+# a layer can only use what it links.
+find_package(Threads REQUIRED)
+find_path(DLPACK_INCLUDE_DIR dlpack/dlpack.h REQUIRED)
+
+function(tf_core_layer name dir)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/core/${dir}/*.cc)
+  if(NOT srcs)  # a layer still being written: configure the rest anyway
+    add_library(${name} INTERFACE)
+    target_link_libraries(${name} INTERFACE ${ARGN})
+    return()
+  endif()
+  add_library(${name} STATIC ${srcs})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include
+                                               ${DLPACK_INCLUDE_DIR})
+  target_compile_options(${name} PRIVATE ${TF_WARNINGS})
+  # Core code is hidden inside libtilefoundry.so; only tf_* leaves it.
+  set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden
+                                           VISIBILITY_INLINES_HIDDEN ON)
+  target_link_libraries(${name} PUBLIC ${ARGN})
+endfunction()
+
+find_package(BLAS REQUIRED)
+
+tf_core_layer(tf_ir ir Threads::Threads)
+tf_core_layer(tf_ops ops tf_ir)
+tf_core_layer(tf_sema sema tf_ops)
+tf_core_layer(tf_frontend frontend tf_sema)
+tf_core_layer(tf_runtime runtime tf_ir)
+tf_core_layer(tf_eval eval tf_sema tf_runtime ${BLAS_LIBRARIES})

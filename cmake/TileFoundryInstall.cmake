@@ -1,0 +1,22 @@
+# make install: headers, the two libraries, and a CMake package config so that
+# a C or C++ project can find_package(TileFoundry).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tilefoundry DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS tilefoundry EXPORT TileFoundryTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET tilefoundry_torch)
+  install(TARGETS tilefoundry_torch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+install(EXPORT TileFoundryTargets NAMESPACE TileFoundry::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TileFoundry)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/TileFoundryConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/TileFoundryConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TileFoundry)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/TileFoundryConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/TileFoundryConfig.cmake
+              ${CMAKE_BINARY_DIR}/TileFoundryConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TileFoundry)

@@ -1,0 +1,55 @@
+// Layout (CuTe-style) and StorageKind (ARCHITECTURE §4). ShardLayout, Mesh
+// and ShardAttr extend this file's concepts in the sharding issue.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/shape.h"
+
+namespace tf::ir {
+
+// X(enumerator, DSL spelling). Order is the addressability order
+// rmem < smem < gmem; unmaterialized is "not yet placed".
+#define TF_STORAGE_LIST(X) \
+  X(kRmem, "rmem")         \
+  X(kSmem, "smem")         \
+  X(kGmem, "gmem")         \
+  X(kUnmaterialized, "unmaterialized")
+
+enum class StorageKind : uint8_t {
+#define TF_X(e, s) e,
+  TF_STORAGE_LIST(TF_X)
+#undef TF_X
+};
+
+std::string_view storage_name(StorageKind s);
+std::optional<StorageKind> storage_from_name(std::string_view name);
+
+// Layout(shape, strides): shape is a tuple of layout positions; strides (in
+// elements) has one entry per position, or is absent — the parser's sugar,
+// materialized to C-order at signature binding.
+class Layout {
+ public:
+  Layout(Shape shape, std::optional<std::vector<int64_t>> strides)
+      : shape_(std::move(shape)), strides_(std::move(strides)) {}
+  const Shape& shape() const { return shape_; }
+  const std::optional<std::vector<int64_t>>& strides() const { return strides_; }
+  bool structural_equal(const Layout& o) const;
+  size_t structural_hash() const;
+  std::string to_string() const;  // Layout((4, 8), strides=(8, 1))
+
+ private:
+  Shape shape_;
+  std::optional<std::vector<int64_t>> strides_;
+};
+using LayoutPtr = std::shared_ptr<const Layout>;
+
+// C-order strides over a static shape, size-1 positions included as-is.
+std::vector<int64_t> c_order_strides(const std::vector<int64_t>& shape);
+
+}  // namespace tf::ir

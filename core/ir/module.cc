@@ -1,0 +1,36 @@
+#include "core/ir/module.h"
+
+#include <thread>
+
+#include "core/ir/error.h"
+
+namespace tf::ir {
+
+Target Target::default_cpu() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return Target{"cpu", {{"device", 1}, {"cta", cores ? static_cast<int64_t>(cores) : 1}}};
+}
+
+std::string Target::to_string() const {
+  std::string s = "Target(\"" + name + "\", topology=(";
+  for (size_t i = 0; i < topology.size(); ++i)
+    s += (i ? ", " : "") + std::string("(\"") + topology[i].first + "\", " + std::to_string(topology[i].second) + ")";
+  return s + (topology.size() == 1 ? ",))" : "))");
+}
+
+ModulePtr Module::make(Target target, std::vector<FunctionPtr> functions) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    TF_CHECK(functions[i] != nullptr, "null function in module");
+    if (!index.emplace(functions[i]->name(), i).second)
+      fail(ErrorKind::kVerify, "module defines function '" + functions[i]->name() + "' twice");
+  }
+  return std::make_shared<const Module>(std::move(target), std::move(functions), std::move(index));
+}
+
+FunctionPtr Module::lookup(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : functions_[it->second];
+}
+
+}  // namespace tf::ir

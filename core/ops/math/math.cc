@@ -1,0 +1,74 @@
+#include "core/ops/math/math.h"
+
+#include "core/ops/registry.h"
+
+namespace tf::ops {
+namespace {
+
+struct BinaryRow { std::string_view name, op; char cls; };
+constexpr BinaryRow kBinary[] = {
+#define TF_X(e, s, o, c) {s, o, c},
+    TF_BINARY_KIND_LIST(TF_X)
+#undef TF_X
+};
+struct UnaryRow { std::string_view name; char cls; };
+constexpr UnaryRow kUnary[] = {
+#define TF_X(e, s, c) {s, c},
+    TF_UNARY_KIND_LIST(TF_X)
+#undef TF_X
+};
+
+// Rationale: no dtype promotion (spec Binary) — a mismatch is an error, never
+// a silent cast. Arithmetic on bool is rejected too (torch rejects sub/neg on
+// bool, and a bool sum is a logical_or: ask for that by name).
+ir::TypePtr infer_binary(const ir::Op& op, TypeCtx& ctx) {
+  auto kind = static_cast<const Binary&>(op).kind;
+  const ir::TensorType& a = ctx.tensor(0);
+  const ir::TensorType& b = ctx.tensor(1);
+  if (a.dtype() != b.dtype())
+    ctx.operand_error(1, "of the same dtype as operand #0 (" + std::string(ir::dtype_name(a.dtype())) +
+                             "); Binary does not promote dtypes, insert an explicit cast");
+  char cls = binary_kind_class(kind);
+  if (cls == 'a' && ir::is_bool(a.dtype())) ctx.operand_error(0, "a numeric (non-bool) tensor");
+  auto shape = broadcast_shapes(a.shape(), b.shape());
+  if (!shape)
+    ctx.operand_error(1, "broadcast-compatible with operand #0 " + ir::shape_to_string(a.shape()));
+  ir::DType out = cls == 'a' ? a.dtype() : ir::DType::kBool;
+  return ir::TensorType::make(*shape, out, nullptr, result_storage({&a, &b}));
+}
+
+ir::TypePtr infer_unary(const ir::Op& op, TypeCtx& ctx) {
+  auto kind = static_cast<const Unary&>(op).kind;
+  const ir::TensorType& x = ctx.tensor(0);
+  char cls = unary_kind_class(kind);
+  if (cls == 'f' && !ir::is_float(x.dtype())) ctx.operand_error(0, "a floating-point tensor");
+  if (cls == 'n' && ir::is_bool(x.dtype())) ctx.operand_error(0, "a numeric (non-bool) tensor");
+  ir::DType out = cls == 'l' ? ir::DType::kBool : x.dtype();
+  return ir::TensorType::make(x.shape(), out, x.layout(), x.storage());
+}
+
+}  // namespace
+
+std::string_view binary_kind_name(BinaryKind k) { return kBinary[static_cast<int>(k)].name; }
+std::string_view binary_kind_operator(BinaryKind k) { return kBinary[static_cast<int>(k)].op; }
+char binary_kind_class(BinaryKind k) { return kBinary[static_cast<int>(k)].cls; }
+std::optional<BinaryKind> binary_kind_from_name(std::string_view name) {
+  for (size_t i = 0; i < std::size(kBinary); ++i)
+    if (kBinary[i].name == name) return static_cast<BinaryKind>(i);
+  return std::nullopt;
+}
+std::string_view unary_kind_name(UnaryKind k) { return kUnary[static_cast<int>(k)].name; }
+char unary_kind_class(UnaryKind k) { return kUnary[static_cast<int>(k)].cls; }
+std::optional<UnaryKind> unary_kind_from_name(std::string_view name) {
+  for (size_t i = 0; i < std::size(kUnary); ++i)
+    if (kUnary[i].name == name) return static_cast<UnaryKind>(i);
+  return std::nullopt;
+}
+
+void register_math_ops(Registry& r) {
+  r.add({"Binary", "Kind-tagged pointwise binary op, torch broadcasting, no promotion",
+         {"lhs", "rhs"}, infer_binary});
+  r.add({"Unary", "Kind-tagged pointwise unary op", {"x"}, infer_unary});
+}
+
+}  // namespace tf::ops

@@ -1,0 +1,44 @@
+// The DSL's function surface (ARCHITECTURE §5): each name the user can call
+// — add, cmp_eq, sum, rms_norm, ... — with its parameters and a builder of
+// the spec Op it denotes. The frontend resolves calls through this table;
+// the printer writes op.surface_name() + op.surface_attrs(), which is always
+// an entry here, so printing and parsing are inverse by construction.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/op.h"
+
+namespace tf::ops {
+
+// What an attribute parameter accepts. kAxes takes an int or a tuple of ints.
+enum class AttrType : uint8_t { kInt, kFloat, kBool, kString, kDType, kInts, kAxes, kShape, kStorage };
+std::string_view attr_type_name(AttrType t);
+
+struct SurfaceParam {
+  std::string name;
+  bool is_tensor = false;  // an operand (becomes a Call argument)
+  AttrType type = AttrType::kInt;
+  std::optional<ir::AttrValue> default_value;  // absent: required
+};
+
+struct SurfaceFn {
+  std::string name;
+  std::vector<SurfaceParam> params;
+  // Builds the op from the attribute params' values, in declaration order,
+  // already coerced to their AttrType. May throw Error(kType) for a bad value.
+  std::function<ir::OpPtr(const std::vector<ir::AttrValue>&)> make;
+};
+
+const SurfaceFn* find_surface(std::string_view name);
+const std::vector<SurfaceFn>& all_surfaces();
+
+// Converts a literal to the parameter's type (int -> float, int -> (int,),
+// ints -> shape, "rmem" -> storage); nullopt when it does not convert.
+std::optional<ir::AttrValue> coerce_attr(const ir::AttrValue& v, AttrType t);
+
+}  // namespace tf::ops

@@ -1,0 +1,57 @@
+// NDArray: a typed, strided view over memory, the evaluator's value type.
+// It either borrows (from a DLTensor the caller owns) or owns its buffer
+// through a shared holder. Strides are in elements, like DLPack.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "core/ir/dtype.h"
+
+namespace tf::runtime {
+
+class NDArray {
+ public:
+  NDArray() = default;
+  // Fresh, zero-filled, C-contiguous. Throws Error(kOutOfMemory) on failure.
+  static NDArray empty(ir::DType dtype, std::vector<int64_t> shape);
+  // A borrowed view of t (byte_offset applied; NULL strides = compact
+  // row-major). Validates device (CPU), dtype and lanes; throws
+  // Error(kInvalidArgument / kUnsupported) otherwise. Never copies.
+  static NDArray from_dlpack(const DLTensor& t);
+  // A view into base's memory that shares base's buffer (or borrows what base
+  // borrows): shape and strides in elements, element (0, ..., 0) at
+  // base.data() + offset elements. The caller keeps the view inside base.
+  static NDArray view(const NDArray& base, std::vector<int64_t> shape,
+                      std::vector<int64_t> strides, int64_t offset = 0);
+
+  ir::DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  size_t ndim() const { return shape_.size(); }
+  int64_t numel() const;
+  // Address of element (0, ..., 0).
+  void* data() const { return data_; }
+  bool is_contiguous() const;
+
+  // A DLTensor describing this view (strides point into this object).
+  DLTensor to_dltensor() const;
+  // Copies this array's elements into dst (same dtype and shape, any strides).
+  void copy_to(const NDArray& dst) const;
+
+ private:
+  ir::DType dtype_ = ir::DType::kF32;
+  std::vector<int64_t> shape_, strides_;
+  void* data_ = nullptr;
+  std::shared_ptr<void> holder_;  // null when borrowed
+};
+
+// DLPack <-> DType. Bool accepts both kDLBool (DLPack >= 0.8) and {kDLUInt, 8}
+// (torch 1.13's spelling).
+ir::DType dtype_from_dl(DLDataType t);  // throws Error(kUnsupported)
+DLDataType dtype_to_dl(ir::DType d);
+
+}  // namespace tf::runtime

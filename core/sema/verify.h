@@ -1,0 +1,21 @@
+// The verifier (spec §1.1 "Function typing rules" and the Function shapes),
+// run on every Function when a Module is sealed. It returns nothing and
+// throws Error(kVerify) (structural rule) or Error(kType) (typing rule),
+// naming the function and the rule.
+#pragma once
+
+#include "core/ir/module.h"
+
+namespace tf::sema {
+
+// Checks one top-level function: params are Vars; the body is a single Expr
+// whose type equals return_type; every Var the body uses is one of its params;
+// every Call's stored type is what typeinfer derives; same-name DimVars agree
+// on (lo, hi) across params and return type; a top-level function is not a
+// variant; a prototype has variants (and those are checked too).
+void verify_function(const ir::Function& fn);
+
+// Verifies every function, then builds the Module (names distinct).
+ir::ModulePtr seal(ir::Target target, std::vector<ir::FunctionPtr> functions);
+
+}  // namespace tf::sema

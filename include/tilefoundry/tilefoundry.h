@@ -1,0 +1,126 @@
+/*
+ * tilefoundry.h — the stable C ABI of TileFoundry.
+ *
+ * Contract for every function declared here:
+ *   - returns a tf_status; TF_OK (0) means success, anything else leaves every
+ *     out-parameter and every caller-owned buffer untouched;
+ *   - never throws, never aborts: the message of the last failure on the
+ *     calling thread is tf_last_error() (thread-local, valid until the next
+ *     tf_* call on that thread);
+ *   - handles are opaque; a NULL handle is TF_ERR_INVALID_ARGUMENT, a foreign
+ *     or released one is TF_ERR_INVALID_HANDLE; releasing NULL is a no-op.
+ * Thread-safety: tf_module and tf_kernel are immutable once created, so any
+ * number of threads may use one concurrently (run, describe, print).
+ * Strides in DLTensor are in elements (DLPack convention).
+ */
+#ifndef TILEFOUNDRY_H_
+#define TILEFOUNDRY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TF_VERSION_MAJOR 0
+#define TF_VERSION_MINOR 1
+#define TF_VERSION_PATCH 0
+/* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
+#define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
+
+/* Upper bound on the rank of any tensor crossing this ABI. */
+#define TF_MAX_NDIM 8
+
+#if defined(_WIN32)
+#define TF_API
+#else
+#define TF_API __attribute__((visibility("default")))
+#endif
+
+typedef enum tf_status {
+  TF_OK = 0,
+  TF_ERR_PARSE = 1,            /* malformed DSL source */
+  TF_ERR_TYPE = 2,             /* a typing rule failed */
+  TF_ERR_VERIFY = 3,           /* a structural (verifier) rule failed */
+  TF_ERR_NOT_FOUND = 4,        /* no function of that name */
+  TF_ERR_INVALID_ARGUMENT = 5, /* NULL pointer, bad tensor, bad option */
+  TF_ERR_UNSUPPORTED = 6,      /* valid but not implemented (dtype, device) */
+  TF_ERR_RUNTIME = 7,          /* a check on runtime data failed */
+  TF_ERR_OUT_OF_MEMORY = 8,
+  TF_ERR_INTERNAL = 9,         /* a bug in TileFoundry */
+  TF_ERR_INVALID_HANDLE = 10   /* foreign or released handle (misuse) */
+} tf_status;
+
+typedef enum tf_backend {
+  TF_BACKEND_NATIVE = 0,    /* compiled native code (falls back to the evaluator when unavailable) */
+  TF_BACKEND_EVALUATOR = 1  /* the reference evaluator */
+} tf_backend;
+
+/* Options of tf_kernel_compile. Zero-initialize, then set struct_size =
+ * sizeof(tf_compile_options); fields are only ever appended. */
+typedef struct tf_compile_options {
+  uint32_t struct_size;
+  int32_t backend;       /* a tf_backend */
+  uint32_t flags;        /* reserved, must be 0 */
+  uint32_t reserved[5];  /* must be 0 */
+} tf_compile_options;
+
+typedef struct tf_module_s* tf_module; /* a parsed, sealed (verified + typed) module */
+typedef struct tf_kernel_s* tf_kernel; /* one function of a module, ready to run */
+
+TF_API uint32_t tf_abi_version(void);
+/* Never NULL; "" when no failure has happened on this thread. */
+TF_API const char* tf_last_error(void);
+/* Static name of a status code ("TF_ERR_PARSE"); never NULL. */
+TF_API const char* tf_status_name(tf_status s);
+
+/* --- modules ------------------------------------------------------------ */
+/* Parses DSL source of len bytes; filename (may be NULL) is used in messages. */
+TF_API tf_status tf_module_parse(const char* src, size_t len, const char* filename, tf_module* out);
+/* Canonical DSL source; free with tf_string_free. */
+TF_API tf_status tf_module_print(tf_module m, char** out_text);
+TF_API tf_status tf_module_num_functions(tf_module m, size_t* out);
+/* *out stays owned by m and lives as long as m. */
+TF_API tf_status tf_module_function_name(tf_module m, size_t i, const char** out);
+/* The typed signature of fn in DSL syntax; free with tf_string_free. */
+TF_API tf_status tf_module_signature(tf_module m, const char* fn, char** out_text);
+TF_API void tf_module_release(tf_module m);
+
+/* --- kernels ------------------------------------------------------------ */
+/* opts may be NULL for the defaults. The kernel keeps its module alive. */
+TF_API tf_status tf_kernel_compile(tf_module m, const char* fn, const tf_compile_options* opts,
+                                   tf_kernel* out);
+/* The backend that actually runs this kernel (a native request may report the evaluator). */
+TF_API tf_status tf_kernel_backend(tf_kernel k, int32_t* out);
+/* *out lives as long as k. */
+TF_API tf_status tf_kernel_name(tf_kernel k, const char** out);
+TF_API tf_status tf_kernel_num_inputs(tf_kernel k, size_t* out);
+TF_API tf_status tf_kernel_num_outputs(tf_kernel k, size_t* out);
+/* Name of input parameter i; *out lives as long as k. */
+TF_API tf_status tf_kernel_input_name(tf_kernel k, size_t i, const char** out);
+/* dtype and rank of input i as declared by the signature. */
+TF_API tf_status tf_kernel_input_desc(tf_kernel k, size_t i, DLDataType* dtype, int32_t* ndim);
+/* dtype, rank and shape of output i for these inputs; shape has TF_MAX_NDIM slots. */
+TF_API tf_status tf_kernel_output_desc(tf_kernel k, const DLTensor* in, size_t n_in, size_t i,
+                                       DLDataType* dtype, int32_t* ndim, int64_t* shape);
+/* Runs k on borrowed inputs, writing caller-allocated outputs of the shapes
+ * tf_kernel_output_desc gives. On failure no output byte is written. */
+TF_API tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out,
+                               size_t n_out);
+/* Like tf_kernel_run but allocates the outputs; the caller owns each *out[i]
+ * and calls its deleter. On failure every out[i] is left as it was. */
+TF_API tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in,
+                                DLManagedTensor** out, size_t n_out);
+/* Adds a reference; each retain is matched by one tf_kernel_release. */
+TF_API tf_status tf_kernel_retain(tf_kernel k);
+TF_API void tf_kernel_release(tf_kernel k);
+
+TF_API void tf_string_free(char* s);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TILEFOUNDRY_H_ */

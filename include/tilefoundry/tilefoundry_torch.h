@@ -1,0 +1,31 @@
+/*
+ * tilefoundry_torch.h — registers TileFoundry kernels as PyTorch operators.
+ * Implemented by libtilefoundry_torch.so, which is a client of tilefoundry.h
+ * only. C linkage, so it can be called from ctypes as well as C++.
+ */
+#ifndef TILEFOUNDRY_TORCH_H_
+#define TILEFOUNDRY_TORCH_H_
+
+#include "tilefoundry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Defines tilefoundry::<op_name> (op_name NULL = the kernel's function name)
+ * with a schema derived from k's signature, backed by a CPU kernel that wraps
+ * inputs zero-copy and allocates outputs with torch. The registration keeps
+ * k alive (it takes its own reference) for the life of the process.
+ * Registering the same name twice is TF_ERR_INVALID_ARGUMENT. */
+TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name);
+
+/* Message of the last failed tf_torch_register on the calling thread
+ * (thread-local, valid until the next tf_torch_* call on that thread); never
+ * NULL, "" when none failed. tf_last_error() is left to libtilefoundry.so. */
+TF_API const char* tf_torch_last_error(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TILEFOUNDRY_TORCH_H_ */
