@@ -1,0 +1,175 @@
+// Calls: surface ops (resolved through ops::find_surface), @funcs defined
+// earlier in the file, and the compile-time builtins DimVar, dim_min, dim_max.
+#include "core/frontend/parser_impl.h"
+#include "core/sema/typeinfer.h"
+
+namespace tf::frontend {
+
+Value Parser::call(const Token& name) {
+  expect_op("(");
+  std::vector<Arg> args = call_args();
+  if (locals_ && locals_->count(name.text))
+    src_.parse_error(name.pos, "'" + name.text + "' is a value, not a function");
+  if (name.text == "DimVar") return dimvar_call(name, args);
+  if (name.text == "dim_min" || name.text == "dim_max") return dim_minmax_call(name, args);
+  if (name.text == "Target") src_.parse_error(name.pos, "Target(...) may only be bound to TARGET");
+  auto f = function_index_.find(name.text);
+  if (f != function_index_.end()) return function_call(f->second, name, args);
+  if (const ops::SurfaceFn* fn = ops::find_surface(name.text)) return surface_call(*fn, name, args);
+  src_.parse_error(name.pos, "unknown function '" + name.text + "'");
+}
+
+// After '(' : positional arguments, then keyword arguments, then ')'.
+std::vector<Parser::Arg> Parser::call_args() {
+  std::vector<Arg> args;
+  while (!peek().is_op(")")) {
+    Arg a;
+    if (peek().kind == TokenKind::kName && peek(1).is_op("=")) {
+      const Token& kw = next();
+      next();
+      a.keyword = kw.text;
+      a.keyword_pos = kw.pos;
+    } else if (!args.empty() && !args.back().keyword.empty()) {
+      src_.parse_error(peek().pos, "positional argument follows keyword argument");
+    }
+    a.value = expression();
+    args.push_back(std::move(a));
+    if (!accept_op(",")) break;
+  }
+  expect_op(")");
+  return args;
+}
+
+std::vector<const Parser::Arg*> Parser::bind_args(const std::string& callee, const Token& name,
+                                                  const std::vector<std::string>& params,
+                                                  const std::vector<bool>& has_default,
+                                                  const std::vector<Arg>& args) const {
+  std::vector<const Arg*> slots(params.size(), nullptr);
+  size_t positional = 0;
+  for (const auto& a : args) {
+    if (!a.keyword.empty()) continue;
+    if (positional >= params.size())
+      src_.parse_error(a.value.pos, "'" + callee + "' takes " + std::to_string(params.size()) +
+                                        " arguments, but more were given");
+    slots[positional++] = &a;
+  }
+  for (const auto& a : args) {
+    if (a.keyword.empty()) continue;
+    size_t i = 0;
+    while (i < params.size() && params[i] != a.keyword) ++i;
+    if (i == params.size())
+      src_.parse_error(a.keyword_pos, "'" + callee + "' has no parameter named '" + a.keyword + "'");
+    if (slots[i]) src_.parse_error(a.keyword_pos, "'" + callee + "' got multiple values for argument '" + a.keyword + "'");
+    slots[i] = &a;
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!slots[i] && !has_default[i])
+      src_.parse_error(name.pos, "'" + callee + "' is missing required argument '" + params[i] + "'");
+  return slots;
+}
+
+void Parser::require_body(const Token& name) const {
+  if (!locals_) src_.parse_error(name.pos, "'" + name.text + "' can only be called inside an @func body");
+}
+
+const ir::TensorType* Parser::literal_partner(const std::vector<const Arg*>& tensor_args) const {
+  for (const Arg* a : tensor_args)
+    if (a && a->value.is_expr())
+      if (auto* t = ir::as_tensor(a->value.expr->type())) return t;
+  return nullptr;
+}
+
+Value Parser::surface_call(const ops::SurfaceFn& fn, const Token& name, const std::vector<Arg>& args) {
+  require_body(name);
+  std::vector<std::string> names;
+  std::vector<bool> has_default;
+  for (const auto& p : fn.params) {
+    names.push_back(p.name);
+    has_default.push_back(p.is_tensor ? false : p.default_value.has_value());
+  }
+  auto slots = bind_args(fn.name, name, names, has_default, args);
+  std::vector<const Arg*> tensor_args;
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (fn.params[i].is_tensor) tensor_args.push_back(slots[i]);
+  const ir::TensorType* partner = literal_partner(tensor_args);
+
+  std::vector<ir::ExprPtr> operands;
+  std::vector<ir::AttrValue> attrs;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const ops::SurfaceParam& p = fn.params[i];
+    if (p.is_tensor) {
+      operands.push_back(operand(slots[i]->value, partner, name));
+      continue;
+    }
+    if (!slots[i]) {
+      attrs.push_back(*p.default_value);
+      continue;
+    }
+    const Value& v = slots[i]->value;
+    auto raw = v.to_attr();
+    auto coerced = raw ? ops::coerce_attr(*raw, p.type) : std::nullopt;
+    if (!coerced)
+      src_.fail(ir::ErrorKind::kType, v.pos,
+                "'" + fn.name + "' argument '" + p.name + "' must be " +
+                    std::string(ops::attr_type_name(p.type)) + ", but got " + v.describe());
+    attrs.push_back(*coerced);
+  }
+  ir::OpPtr op;
+  try {
+    op = fn.make(attrs);
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, name.pos);
+  }
+  return Value::of_expr(make_call(op, std::move(operands), name.pos), name.pos);
+}
+
+// A call to an @func defined earlier in the file: every parameter is a tensor.
+Value Parser::function_call(const ir::FunctionPtr& fn, const Token& name, const std::vector<Arg>& args) {
+  require_body(name);
+  std::vector<std::string> names;
+  for (const auto& p : fn->params()) names.push_back(p->name());
+  auto slots = bind_args(fn->name(), name, names, std::vector<bool>(names.size(), false), args);
+  const ir::TensorType* partner = literal_partner(slots);
+  std::vector<ir::ExprPtr> operands;
+  for (const Arg* a : slots) operands.push_back(operand(a->value, partner, name));
+  try {
+    return Value::of_expr(sema::make_function_call(fn, std::move(operands), src_.span(name.pos)), name.pos);
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, name.pos);
+  }
+}
+
+// DimVar("N", lo, hi): the range is half-open [lo, hi).
+Value Parser::dimvar_call(const Token& name, const std::vector<Arg>& args) {
+  if (locals_) src_.parse_error(name.pos, "DimVar(...) must be declared at module level");
+  auto slots = bind_args("DimVar", name, {"name", "lo", "hi"}, {false, false, false}, args);
+  const Value& n = slots[0]->value;
+  if (n.kind != Value::Kind::kString) src_.parse_error(n.pos, "DimVar name must be a string, but got " + n.describe());
+  for (int i = 1; i < 3; ++i)
+    if (slots[i]->value.kind != Value::Kind::kInt)
+      src_.parse_error(slots[i]->value.pos, "DimVar bounds must be ints, but got " + slots[i]->value.describe());
+  try {
+    return Value::of_dim(ir::ShapeDim::var(n.s, slots[1]->value.i, slots[2]->value.i), name.pos);
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, name.pos);
+  }
+}
+
+Value Parser::dim_minmax_call(const Token& name, const std::vector<Arg>& args) {
+  auto slots = bind_args(name.text, name, {"a", "b"}, {false, false}, args);
+  for (const Arg* a : slots)
+    if (!a->value.is_dim_like())
+      src_.parse_error(a->value.pos, "'" + name.text + "' takes ints or dims, but got " + a->value.describe());
+  auto kind = name.text == "dim_min" ? ir::DimKind::kMin : ir::DimKind::kMax;
+  return Value::of_dim(ir::ShapeDim::binary(kind, slots[0]->value.as_dim(), slots[1]->value.as_dim()), name.pos);
+}
+
+ir::ExprPtr Parser::make_call(const ir::OpPtr& op, std::vector<ir::ExprPtr> args, Pos pos) const {
+  try {
+    return sema::make_op_call(op, std::move(args), src_.span(pos));
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, pos);
+  }
+}
+
+}  // namespace tf::frontend

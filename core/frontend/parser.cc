@@ -1,0 +1,347 @@
+#include "core/frontend/parser.h"
+
+#include "core/frontend/lexer.h"
+#include "core/frontend/parser_impl.h"
+#include "core/sema/verify.h"
+
+namespace tf::frontend {
+
+ir::ModulePtr parse_module(std::string_view source, const std::string& filename) {
+  SourceText src(source, filename);
+  Parser parser(src, tokenize(src));
+  return parser.parse();
+}
+
+// --- token cursor ---
+
+const Token& Parser::peek(size_t k) const {
+  size_t i = pos_ + k;
+  return i < toks_.size() ? toks_[i] : toks_.back();
+}
+
+const Token& Parser::next() {
+  const Token& t = peek();
+  if (pos_ < toks_.size() - 1) ++pos_;
+  return t;
+}
+
+bool Parser::accept_op(const char* op) {
+  if (!peek().is_op(op)) return false;
+  next();
+  return true;
+}
+
+const Token& Parser::expect_op(const char* op) {
+  if (!peek().is_op(op)) unexpected(peek(), std::string("'") + op + "'");
+  return next();
+}
+
+const Token& Parser::expect_name() {
+  if (peek().kind != TokenKind::kName) unexpected(peek(), "a name");
+  return next();
+}
+
+void Parser::expect_newline() {
+  if (peek().kind != TokenKind::kNewline) unexpected(peek(), "end of line");
+  next();
+}
+
+void Parser::unexpected(const Token& t, const std::string& expected) const {
+  if (t.kind == TokenKind::kIndent) src_.parse_error(t.pos, "unexpected indent");
+  src_.parse_error(t.pos, "expected " + expected + ", but got " + describe_token(t));
+}
+
+// --- module level ---
+
+ir::ModulePtr Parser::parse() {
+  while (peek().kind != TokenKind::kEnd) module_statement();
+  return sema::seal(target_ ? *target_ : ir::Target::default_cpu(), functions_);
+}
+
+void Parser::module_statement() {
+  const Token& t = peek();
+  if (t.kind == TokenKind::kNewline) {
+    next();
+  } else if (t.is_name("from") || t.is_name("import")) {
+    skip_line();  // the names come from tilefoundry.dsl; the frontend knows them
+  } else if (t.is_op("@")) {
+    function_def();
+  } else if (t.kind == TokenKind::kString) {
+    next();  // module docstring
+    expect_newline();
+  } else if (t.is_name("def")) {
+    src_.parse_error(t.pos, "a function needs the @func decorator");
+  } else if (t.kind == TokenKind::kName && peek(1).is_op("=")) {
+    module_assign();
+  } else {
+    unexpected(t, "an import, a constant, or an @func definition");
+  }
+}
+
+void Parser::skip_line() {
+  while (peek().kind != TokenKind::kNewline && peek().kind != TokenKind::kEnd) next();
+  if (peek().kind == TokenKind::kNewline) next();
+}
+
+void Parser::module_assign() {
+  const Token& name = next();
+  next();  // '='
+  if (name.text == "TARGET") {
+    parse_target(name);
+  } else {
+    Value v = expression();
+    if (v.kind == Value::Kind::kExpr || v.kind == Value::Kind::kNone)
+      src_.parse_error(v.pos, "a module-level name must be bound to a constant or a DimVar");
+    globals_[name.text] = v;
+  }
+  expect_newline();
+}
+
+// TARGET = Target("cpu", topology=(("device", 1), ("cta", 4)))
+void Parser::parse_target(const Token& name_tok) {
+  if (target_) src_.parse_error(name_tok.pos, "TARGET is declared twice");
+  const Token& head = expect_name();
+  if (head.text != "Target") src_.parse_error(head.pos, "TARGET must be bound to Target(...)");
+  expect_op("(");
+  std::vector<Arg> args = call_args();
+  auto slots = bind_args("Target", head, {"name", "topology"}, {false, true}, args);
+  const Value& kind = slots[0]->value;
+  if (kind.kind != Value::Kind::kString)
+    src_.parse_error(kind.pos, "Target name must be a string such as \"cpu\", but got " + kind.describe());
+  ir::Target target = ir::Target::default_cpu();
+  target.name = kind.s;
+  if (slots[1]) {
+    const Value& topo = slots[1]->value;
+    const char* shape_msg = "topology must be a tuple of (level name, extent) pairs, e.g. "
+                            "((\"device\", 1), (\"cta\", 4))";
+    if (topo.kind != Value::Kind::kTuple || topo.items.empty()) src_.parse_error(topo.pos, shape_msg);
+    target.topology.clear();
+    for (const auto& level : topo.items) {
+      if (level.kind != Value::Kind::kTuple || level.items.size() != 2 ||
+          level.items[0].kind != Value::Kind::kString || level.items[1].kind != Value::Kind::kInt)
+        src_.parse_error(level.pos, shape_msg);
+      if (level.items[1].i < 1)
+        src_.parse_error(level.items[1].pos, "a topology level's extent must be positive");
+      target.topology.emplace_back(level.items[0].s, level.items[1].i);
+    }
+  }
+  target_ = target;
+}
+
+// --- function definitions ---
+
+void Parser::function_def() {
+  const Token& at = next();  // '@'
+  const Token& deco = expect_name();
+  if (peek().is_op(".")) src_.parse_error(deco.pos, "specialize is not supported yet");
+  if (deco.text != "func") src_.parse_error(deco.pos, "unknown decorator '" + deco.text + "'; expected @func");
+  (void)at;
+  expect_newline();
+  const Token& def = peek();
+  if (!def.is_name("def")) unexpected(def, "'def' after @func");
+  next();
+  const Token& name = expect_name();
+  if (function_index_.count(name.text))
+    src_.parse_error(name.pos, "function '" + name.text + "' is defined twice");
+  expect_op("(");
+  std::vector<ir::VarPtr> params = parameters();
+  if (!peek().is_op("->"))
+    src_.parse_error(peek().pos, "function '" + name.text + "' needs a return annotation '-> Tensor[...]'");
+  next();
+  ir::TypePtr ret_type = type_annotation();
+  expect_op(":");
+
+  std::map<std::string, Value> locals;
+  for (const auto& p : params) locals[p->name()] = Value::of_expr(p, Pos{p->span().line, p->span().col});
+  locals_ = &locals;
+  ir::ExprPtr body = function_body(name.text, def.pos);
+  locals_ = nullptr;
+
+  if (!ir::type_equal(body->type(), ret_type))
+    src_.fail(ir::ErrorKind::kType, name.pos,
+              "'" + name.text + "' returns " + body->type()->to_string() +
+                  ", but its signature declares " + ret_type->to_string());
+  ir::Function::Fields f;
+  f.name = name.text;
+  f.params = std::move(params);
+  f.body = std::move(body);
+  f.return_type = std::move(ret_type);
+  f.span = src_.span(def.pos);
+  ir::FunctionPtr fn;
+  try {
+    fn = ir::Function::make(std::move(f));
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, name.pos);
+  }
+  functions_.push_back(fn);
+  function_index_[fn->name()] = fn;
+}
+
+std::vector<ir::VarPtr> Parser::parameters() {
+  std::vector<ir::VarPtr> params;
+  while (!peek().is_op(")")) {
+    const Token& pname = expect_name();
+    for (const auto& p : params)
+      if (p->name() == pname.text) src_.parse_error(pname.pos, "duplicate parameter '" + pname.text + "'");
+    if (!peek().is_op(":"))
+      src_.parse_error(peek().pos, "parameter '" + pname.text + "' needs a Tensor[...] annotation");
+    next();
+    params.push_back(ir::Var::make(pname.text, type_annotation(), src_.span(pname.pos)));
+    if (!accept_op(",")) break;
+  }
+  expect_op(")");
+  return params;
+}
+
+ir::TypePtr Parser::type_annotation() {
+  const Token& head = expect_name();
+  if (head.text == "Tensor") return tensor_annotation(head);
+  if (head.text != "tuple") src_.parse_error(head.pos, "expected a Tensor[...] or tuple[...] type, but got '" + head.text + "'");
+  expect_op("[");
+  std::vector<ir::TypePtr> fields;
+  do {
+    if (peek().is_op("]")) break;
+    fields.push_back(type_annotation());
+  } while (accept_op(","));
+  expect_op("]");
+  if (fields.empty()) src_.parse_error(head.pos, "tuple[...] needs at least one field type");
+  return ir::TupleType::make(std::move(fields));
+}
+
+// Tensor[(dims...), dtype] or Tensor[(dims...), dtype, "storage"].
+ir::TypePtr Parser::tensor_annotation(const Token& head) {
+  expect_op("[");
+  Value shape = bit_or();
+  if (shape.kind != Value::Kind::kTuple)
+    src_.parse_error(shape.pos, "a Tensor shape must be a tuple such as (N, 4096) or (N,)");
+  ir::Shape dims;
+  for (const auto& d : shape.items) {
+    if (!d.is_dim_like()) src_.parse_error(d.pos, "a shape extent must be an int or a dim, but got " + d.describe());
+    if (d.kind == Value::Kind::kInt && d.i < 0) src_.parse_error(d.pos, "a shape extent must be non-negative");
+    dims.push_back(d.as_dim());
+  }
+  expect_op(",");
+  Value dtype = bit_or();
+  if (dtype.kind != Value::Kind::kDType)
+    src_.parse_error(dtype.pos, "expected a dtype such as f32, but got " + dtype.describe());
+  ir::StorageKind storage = ir::StorageKind::kGmem;
+  if (accept_op(",")) {
+    const Token& st = peek();
+    if (st.kind != TokenKind::kString) unexpected(st, "a storage kind string (\"rmem\", \"smem\", \"gmem\")");
+    auto kind = ir::storage_from_name(st.text);
+    if (!kind) src_.parse_error(st.pos, "unknown storage kind \"" + st.text + "\"; expected \"rmem\", \"smem\" or \"gmem\"");
+    storage = *kind;
+    next();
+  }
+  expect_op("]");
+  try {
+    return ir::TensorType::make(std::move(dims), dtype.dtype, nullptr, storage);
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, head.pos);
+  }
+}
+
+// --- statements ---
+
+ir::ExprPtr Parser::function_body(const std::string& fn_name, Pos def_pos) {
+  std::optional<Value> ret;
+  Pos ret_pos;
+  bool only_pass = true;  // the body is nothing but pass / docstrings
+  auto one = [&] {
+    if (ret) src_.parse_error(peek().pos, "unreachable statement after return");
+    const Token& t = peek();
+    if (t.is_name("pass")) {
+      next();
+      expect_newline();
+      return;
+    }
+    if (t.kind == TokenKind::kString && peek(1).kind == TokenKind::kNewline) {
+      next();  // docstring
+      next();
+      return;
+    }
+    only_pass = false;
+    statement(&ret, &ret_pos);
+  };
+  if (peek().kind == TokenKind::kNewline) {
+    next();
+    if (peek().kind != TokenKind::kIndent) unexpected(peek(), "an indented block");
+    next();
+    while (peek().kind != TokenKind::kDedent && peek().kind != TokenKind::kEnd) one();
+    if (peek().kind == TokenKind::kDedent) next();
+  } else {
+    one();  // def f(...) -> T: return x
+  }
+  if (only_pass)
+    src_.parse_error(def_pos, "dispatch prototypes (a 'pass' body) need @f.specialize variants: "
+                              "specialize is not supported yet");
+  if (!ret) src_.parse_error(def_pos, "function '" + fn_name + "' has no return statement");
+  return to_expr(*ret, "a function's return value");
+}
+
+void Parser::statement(std::optional<Value>* ret, Pos* ret_pos) {
+  const Token& t = peek();
+  static const char* const kUnsupported[] = {"for", "while", "if", "with", "def", "del",
+                                             "global", "nonlocal", "lambda", "class"};
+  for (const char* kw : kUnsupported)
+    if (t.is_name(kw)) src_.parse_error(t.pos, std::string("'") + kw + "' statements are not supported yet");
+  if (t.is_name("return")) {
+    next();
+    *ret_pos = t.pos;
+    *ret = return_value(t.pos);
+  } else if (t.kind == TokenKind::kName && (peek(1).is_op("=") || peek(1).is_op(","))) {
+    assignment();
+  } else {
+    Value v = expression();
+    src_.parse_error(v.pos, "expression statement has no effect; bind it with 'name = ...' or return it");
+  }
+  expect_newline();
+}
+
+// `return a` or `return a, b` (a Tuple of the values).
+Value Parser::return_value(Pos pos) {
+  if (peek().kind == TokenKind::kNewline) src_.parse_error(pos, "return needs a value");
+  Value first = expression();
+  if (!peek().is_op(",")) return first;
+  std::vector<ir::ExprPtr> fields{to_expr(first, "a returned tuple field")};
+  while (accept_op(",")) {
+    if (peek().kind == TokenKind::kNewline) break;
+    fields.push_back(to_expr(expression(), "a returned tuple field"));
+  }
+  return Value::of_expr(ir::Tuple::make(std::move(fields), src_.span(first.pos)), first.pos);
+}
+
+// `name = expr` or `a, b = expr` (unpacks a tuple value into its items).
+void Parser::assignment() {
+  std::vector<const Token*> targets{&next()};
+  while (accept_op(",")) targets.push_back(&expect_name());
+  expect_op("=");
+  Value v = expression();
+  if (targets.size() == 1) {
+    (*locals_)[targets[0]->text] = v;
+    return;
+  }
+  std::vector<Value> items;
+  if (v.kind == Value::Kind::kTuple) {
+    items = v.items;
+  } else if (v.is_expr() && ir::as_tuple(v.expr->type())) {
+    size_t n = ir::as_tuple(v.expr->type())->fields().size();
+    for (size_t i = 0; i < n; ++i)
+      items.push_back(Value::of_expr(
+          ir::TupleGetItem::make(v.expr, static_cast<int64_t>(i), src_.span(v.pos)), v.pos));
+  } else {
+    src_.parse_error(v.pos, "cannot unpack " + v.describe() + " into " + std::to_string(targets.size()) + " names");
+  }
+  if (items.size() != targets.size())
+    src_.parse_error(v.pos, "cannot unpack " + std::to_string(items.size()) + " values into " +
+                                std::to_string(targets.size()) + " names");
+  for (size_t i = 0; i < targets.size(); ++i) (*locals_)[targets[i]->text] = items[i];
+}
+
+ir::ExprPtr Parser::to_expr(const Value& v, const std::string& what) const {
+  if (!v.is_expr())
+    src_.parse_error(v.pos, what + " must be a tensor value, but got " + v.describe());
+  return v.expr;
+}
+
+}  // namespace tf::frontend

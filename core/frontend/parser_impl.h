@@ -1,0 +1,122 @@
+// The recursive-descent parser behind parse_module. One instance parses one
+// file: it owns the module-level environment (DimVars, int constants, the
+// Target, the functions defined so far) and, while inside an @func body, the
+// lexical environment of that body. Binding a name stores the Value itself,
+// so every later use of the name shares the same IR node (spec "SSA shape").
+//
+// The implementation is split by grammar level: parser.cc (module level,
+// signatures, statements), parse_expr.cc (operators, atoms, subscripts),
+// parse_call.cc (calls and argument binding).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/frontend/token.h"
+#include "core/frontend/value.h"
+#include "core/ir/module.h"
+#include "core/ops/surface.h"
+
+namespace tf::frontend {
+
+class Parser {
+ public:
+  Parser(const SourceText& src, std::vector<Token> tokens) : src_(src), toks_(std::move(tokens)) {}
+  ir::ModulePtr parse();
+
+ private:
+  // One argument at a call site.
+  struct Arg {
+    std::string keyword;  // empty for a positional argument
+    Pos keyword_pos;
+    Value value;
+  };
+  // One subscript entry: an index expression or a slice a:b:s.
+  struct SubItem {
+    bool is_slice = false;
+    std::optional<Value> begin, end, step;
+    Value index;
+    Pos pos;
+  };
+
+  // --- token cursor ---
+  const Token& peek(size_t k = 0) const;
+  const Token& next();
+  bool accept_op(const char* op);
+  const Token& expect_op(const char* op);
+  const Token& expect_name();
+  void expect_newline();
+  [[noreturn]] void unexpected(const Token& t, const std::string& expected) const;
+
+  // --- module level and statements (parser.cc) ---
+  void module_statement();
+  void skip_line();
+  void module_assign();
+  void parse_target(const Token& name_tok);
+  void function_def();
+  std::vector<ir::VarPtr> parameters();
+  ir::TypePtr type_annotation();
+  ir::TypePtr tensor_annotation(const Token& head);
+  ir::ExprPtr function_body(const std::string& fn_name, Pos def_pos);
+  // Parses one statement; sets *ret (and *ret_pos) for a return.
+  void statement(std::optional<Value>* ret, Pos* ret_pos);
+  void assignment();
+  Value return_value(Pos pos);
+  ir::ExprPtr to_expr(const Value& v, const std::string& what) const;
+
+  // --- expressions (parse_expr.cc) ---
+  Value expression();
+  Value comparison();
+  Value bit_or();
+  Value bit_xor();
+  Value bit_and();
+  Value shift();
+  Value arith();
+  Value term();
+  Value unary();
+  Value postfix();
+  Value atom();
+  Value paren_or_tuple();
+  Value name_value(const Token& name);
+  Value binary(const Token& op, const Value& lhs, const Value& rhs);
+  Value fold_dims(const Token& op, const Value& lhs, const Value& rhs) const;
+  Value tensor_binary(const Token& op, const Value& lhs, const Value& rhs);
+  Value unary_op(const Token& op, const Value& v);
+  // A tensor operand: an IR node as is, or a scalar literal turned into a
+  // Constant of the partner operand's dtype (spec parser §1.9).
+  ir::ExprPtr operand(const Value& v, const ir::TensorType* partner, const Token& op) const;
+  Value subscript(const Value& base, const Token& open);
+  std::vector<SubItem> subscript_items();
+  Value tensor_slice(const Value& base, const std::vector<SubItem>& items, const Token& open);
+
+  // --- calls (parse_call.cc) ---
+  Value call(const Token& name);
+  std::vector<Arg> call_args();
+  // Matches arguments to parameter names: slot i is the argument for param i
+  // or null (use the default; an error names a missing required one).
+  std::vector<const Arg*> bind_args(const std::string& callee, const Token& name,
+                                    const std::vector<std::string>& params,
+                                    const std::vector<bool>& has_default,
+                                    const std::vector<Arg>& args) const;
+  Value surface_call(const ops::SurfaceFn& fn, const Token& name, const std::vector<Arg>& args);
+  Value function_call(const ir::FunctionPtr& fn, const Token& name, const std::vector<Arg>& args);
+  Value dimvar_call(const Token& name, const std::vector<Arg>& args);
+  Value dim_minmax_call(const Token& name, const std::vector<Arg>& args);
+  // The dtype a scalar literal argument takes: that of the first tensor argument.
+  const ir::TensorType* literal_partner(const std::vector<const Arg*>& tensor_args) const;
+  ir::ExprPtr make_call(const ir::OpPtr& op, std::vector<ir::ExprPtr> args, Pos pos) const;
+  void require_body(const Token& name) const;
+
+  const SourceText& src_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  std::map<std::string, Value> globals_;
+  std::optional<ir::Target> target_;
+  std::vector<ir::FunctionPtr> functions_;
+  std::map<std::string, ir::FunctionPtr> function_index_;
+  std::map<std::string, Value>* locals_ = nullptr;  // null outside a body
+};
+
+}  // namespace tf::frontend

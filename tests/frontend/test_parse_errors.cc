@@ -1,0 +1,186 @@
+// Negative twins: every rule the parser enforces fails with the right kind,
+// at file:line:col, with the source line and a caret.
+#include <gtest/gtest.h>
+
+#include "frontend/round_trip.h"
+
+namespace tf::frontend {
+namespace {
+
+using testing::expect_error;
+using ir::ErrorKind;
+
+// Wraps a body (4-space indented lines) in a function over x, y: f32 and
+// w: bf16; the body starts on line 3.
+std::string fn(const std::string& body) {
+  return "@func\n"
+         "def f(x: Tensor[(4,), f32], y: Tensor[(4,), f32], w: Tensor[(4,), bf16]) -> Tensor[(4,), f32]:\n" +
+         body;
+}
+
+TEST(ParseError, MalformedExpression) {
+  expect_error(fn("    return x +\n"), ErrorKind::kParse, 3, 15, {"expected an expression"});
+  expect_error(fn("    return (x + y\n"), ErrorKind::kParse, 3, 12, {"never closed"});
+  expect_error(fn("    return x y\n"), ErrorKind::kParse, 3, 14, {"expected end of line", "'y'"});
+}
+
+TEST(ParseError, UnknownFunction) {
+  expect_error(fn("    return frobnicate(x)\n"), ErrorKind::kParse, 3, 12, {"unknown function 'frobnicate'"});
+}
+
+TEST(ParseError, UnknownKeyword) {
+  expect_error(fn("    return softmax(x, dim=0)\n"), ErrorKind::kParse, 3, 23,
+               {"'softmax' has no parameter named 'dim'"});
+}
+
+TEST(ParseError, MissingArgument) {
+  expect_error(fn("    return rms_norm(x, eps=1e-5)\n"), ErrorKind::kParse, 3, 12,
+               {"missing required argument 'weight'"});
+}
+
+TEST(ParseError, DuplicateArgument) {
+  expect_error(fn("    return softmax(x, 0, axis=0)\n"), ErrorKind::kParse, 3, 26,
+               {"multiple values for argument 'axis'"});
+}
+
+TEST(ParseError, TooManyArguments) {
+  expect_error(fn("    return silu(x, y)\n"), ErrorKind::kParse, 3, 20, {"'silu' takes 1 arguments"});
+}
+
+TEST(ParseError, PositionalAfterKeyword) {
+  expect_error(fn("    return softmax(axis=0, x)\n"), ErrorKind::kParse, 3, 28, {"positional argument follows keyword"});
+}
+
+TEST(ParseError, BadAttributeValue) {
+  expect_error(fn("    return softmax(x, axis=\"last\")\n"), ErrorKind::kType, 3, 28, {"'softmax' argument 'axis' must be an int"});
+}
+
+TEST(ParseError, UnexpectedIndent) {
+  expect_error(fn("    a = x\n        return a\n"), ErrorKind::kParse, 4, 9, {"unexpected indent"});
+}
+
+TEST(ParseError, UnindentMismatch) {
+  expect_error(fn("    a = x\n  return a\n"), ErrorKind::kParse, 4, 3, {"unindent does not match"});
+}
+
+TEST(ParseError, MissingIndentedBlock) {
+  expect_error(fn("return x\n"), ErrorKind::kParse, 3, 1, {"expected an indented block"});
+}
+
+TEST(ParseError, DtypeMismatchInBinary) {
+  // Typing is sema's; the frontend adds the source line and caret.
+  expect_error(fn("    return x + w\n"), ErrorKind::kType, 3, 14, {"'add'", "bf16", "f32"});
+}
+
+TEST(ParseError, FloatLiteralWithIntTensor) {
+  expect_error("@func\ndef f(i: Tensor[(4,), i32]) -> Tensor[(4,), i32]:\n    return i * 1.5\n", ErrorKind::kType, 3,
+               16, {"float 1.5", "i32", "no implicit promotion"});
+}
+
+TEST(ParseError, TwoLiterals) {
+  expect_error(fn("    return 1.0 + 2.0\n"), ErrorKind::kParse, 3, 16, {"both operands are literals"});
+}
+
+TEST(ParseError, PythonBoolKeywords) {
+  expect_error(fn("    return not x\n"), ErrorKind::kParse, 3, 12, {"'not' is not supported", "~"});
+  expect_error(fn("    return (x < y) and (y < x)\n"), ErrorKind::kParse, 3, 20, {"'and' is not supported", "&"});
+}
+
+TEST(ParseError, ChainedComparison) {
+  expect_error(fn("    return x < y < x\n"), ErrorKind::kParse, 3, 18, {"chained comparisons"});
+}
+
+TEST(ParseError, UndefinedName) {
+  expect_error(fn("    return x + z\n"), ErrorKind::kParse, 3, 16, {"undefined name 'z'"});
+}
+
+TEST(ParseError, UnknownDtypeInSignature) {
+  expect_error("@func\ndef f(x: Tensor[(4,), f33]) -> Tensor[(4,), f32]:\n    return x\n", ErrorKind::kParse, 2, 23,
+               {"undefined name 'f33'"});
+}
+
+TEST(ParseError, ShapeMustBeATuple) {
+  expect_error("@func\ndef f(x: Tensor[4, f32]) -> Tensor[(4,), f32]:\n    return x\n", ErrorKind::kParse, 2, 17,
+               {"shape must be a tuple"});
+}
+
+TEST(ParseError, ReturnTypeMismatch) {
+  expect_error(fn("    return w\n"), ErrorKind::kType, 2, 5, {"returns Tensor[(4,), bf16]", "declares Tensor[(4,), f32]"});
+}
+
+TEST(ParseError, MissingReturn) {
+  expect_error(fn("    a = x\n"), ErrorKind::kParse, 2, 1, {"no return statement"});
+}
+
+TEST(ParseError, StatementAfterReturn) {
+  expect_error(fn("    return x\n    a = y\n"), ErrorKind::kParse, 4, 5, {"unreachable"});
+}
+
+TEST(ParseError, DispatchPrototypeNotSupportedYet) {
+  expect_error(fn("    pass\n"), ErrorKind::kParse, 2, 1, {"specialize is not supported yet"});
+  expect_error("@decode.specialize(S=(1, 64))\ndef g(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n",
+               ErrorKind::kParse, 1, 2, {"specialize is not supported yet"});
+}
+
+TEST(ParseError, LoopsNotSupportedYet) {
+  expect_error(fn("    for i in tile(4, step=2):\n        x = x\n    return x\n"), ErrorKind::kParse, 3, 5,
+               {"'for' statements are not supported yet"});
+}
+
+TEST(ParseError, CallToLaterFunction) {
+  expect_error("@func\ndef f(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return g(x)\n"
+               "@func\ndef g(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n",
+               ErrorKind::kParse, 3, 12, {"unknown function 'g'"});
+}
+
+TEST(ParseError, FunctionCallTypeMismatch) {
+  expect_error("@func\ndef g(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n"
+               "@func\ndef f(x: Tensor[(8,), f32]) -> Tensor[(4,), f32]:\n    return g(x)\n",
+               ErrorKind::kType, 6, 12, {"call to 'g'"});
+}
+
+TEST(ParseError, DuplicateFunctionAndParameter) {
+  expect_error("@func\ndef f(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n"
+               "@func\ndef f(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n",
+               ErrorKind::kParse, 5, 5, {"defined twice"});
+  expect_error("@func\ndef f(x: Tensor[(4,), f32], x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n",
+               ErrorKind::kParse, 2, 29, {"duplicate parameter 'x'"});
+}
+
+TEST(ParseError, MissingAnnotations) {
+  expect_error("@func\ndef f(x) -> Tensor[(4,), f32]:\n    return x\n", ErrorKind::kParse, 2, 8,
+               {"needs a Tensor[...] annotation"});
+  expect_error("@func\ndef f(x: Tensor[(4,), f32]):\n    return x\n", ErrorKind::kParse, 2, 28,
+               {"needs a return annotation"});
+}
+
+TEST(ParseError, NoDecorator) {
+  expect_error("def f(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n", ErrorKind::kParse, 1, 1,
+               {"@func"});
+}
+
+TEST(ParseError, TooManyIndices) {
+  expect_error(fn("    return x[0, 1]\n"), ErrorKind::kParse, 3, 13, {"too many indices"});
+}
+
+TEST(ParseError, BadDimVar) {
+  expect_error("N = DimVar(\"N\", 8, 8)\n", ErrorKind::kType, 1, 5, {"lo < hi"});
+  expect_error("N = DimVar(\"N\", 1.5, 8)\n", ErrorKind::kParse, 1, 17, {"bounds must be ints"});
+}
+
+TEST(ParseError, BadTarget) {
+  expect_error("TARGET = Target(\"cpu\", topology=((\"cta\", 0),))\n", ErrorKind::kParse, 1, 42,
+               {"extent must be positive"});
+  expect_error("TARGET = Tarjet(\"cpu\")\n", ErrorKind::kParse, 1, 10, {"Target(...)"});
+}
+
+TEST(ParseError, TensorOpOutsideBody) {
+  expect_error("X = zeros((4,), f32)\n", ErrorKind::kParse, 1, 5, {"inside an @func body"});
+}
+
+TEST(ParseError, ExpressionStatement) {
+  expect_error(fn("    x + y\n    return x\n"), ErrorKind::kParse, 3, 5, {"has no effect"});
+}
+
+}  // namespace
+}  // namespace tf::frontend
