@@ -1,0 +1,251 @@
+// tf_kernel_*: compiling, describing and running kernels.
+//
+// Every run follows one order so that a failure leaves the caller's buffers
+// untouched: (1) check every pointer and every tensor, (2) bind the inputs
+// and check every output tensor against the expected descriptions,
+// (3) compute into fresh arrays, and only then (4) copy into the caller's
+// outputs, a step that cannot fail after (2).
+#include <string>
+#include <vector>
+
+#include "capi/checks.h"
+#include "capi/error.h"
+#include "capi/handles.h"
+#include "capi/kernel.h"
+#include "capi/managed_tensor.h"
+#include "capi/options.h"
+#include "capi/tensor_args.h"
+#include "core/ir/error.h"
+
+namespace tf::capi {
+namespace {
+
+std::string input_label(const char* fn, const Kernel& k, size_t i) {
+  return std::string(fn) + ": input #" + std::to_string(i) + " (" + k.input_name(i) + ")";
+}
+
+std::string output_label(const char* fn, size_t i) {
+  return std::string(fn) + ": output #" + std::to_string(i);
+}
+
+void check_count(const char* fn, const char* what, size_t expected, size_t got, const Kernel& k) {
+  if (expected == got) return;
+  fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": '" + k.name() + "' takes " +
+                                    std::to_string(expected) + " " + what + ", but got " +
+                                    std::to_string(got));
+}
+
+// NULL is accepted for an array of zero tensors.
+template <typename T>
+void check_array(const T* p, size_t n, const char* fn, const char* param) {
+  if (n != 0) require_non_null(p, fn, param);
+}
+
+std::vector<sema::ArgDesc> describe_inputs(const char* fn, const Kernel& k, const DLTensor* in,
+                                           size_t n_in, bool need_data) {
+  check_array(in, n_in, fn, "in");
+  check_count(fn, "inputs", k.num_inputs(), n_in, k);
+  std::vector<sema::ArgDesc> descs;
+  for (size_t i = 0; i < n_in; ++i)
+    descs.push_back(describe_tensor(in[i], input_label(fn, k, i), need_data));
+  return descs;
+}
+
+std::vector<runtime::NDArray> view_inputs(const char* fn, const Kernel& k, const DLTensor* in,
+                                          size_t n_in) {
+  std::vector<runtime::NDArray> views;
+  for (size_t i = 0; i < n_in; ++i) views.push_back(view_tensor(in[i], input_label(fn, k, i)));
+  return views;
+}
+
+// Step (2) for tf_kernel_run: views of the caller's outputs, each checked
+// to match its expected description exactly.
+std::vector<runtime::NDArray> checked_outputs(const Kernel& k, DLTensor* out, size_t n_out,
+                                              const std::vector<sema::ArgDesc>& expected) {
+  const char* fn = "tf_kernel_run";
+  check_array(out, n_out, fn, "out");
+  check_count(fn, "outputs", k.num_outputs(), n_out, k);
+  std::vector<runtime::NDArray> views;
+  for (size_t i = 0; i < n_out; ++i) {
+    std::string what = output_label(fn, i);
+    require_same_desc(expected[i], describe_tensor(out[i], what, true), what);
+    views.push_back(view_tensor(out[i], what));
+  }
+  return views;
+}
+
+// [first, last) bytes an array's elements can touch.
+std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) {
+  const char* base = static_cast<const char*>(a.data());
+  int64_t lo = 0, hi = 0, compact = 1;
+  for (size_t d = a.ndim(); d-- > 0;) {
+    if (a.shape()[d] == 0) return {base, base};
+    int64_t stride = d < a.strides().size() ? a.strides()[d] : compact;
+    compact *= a.shape()[d];
+    int64_t reach = (a.shape()[d] - 1) * stride;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  int64_t bytes = ir::dtype_bytes(a.dtype());
+  return {base + lo * bytes, base + (hi + 1) * bytes};
+}
+
+bool overlaps(const runtime::NDArray& a, const runtime::NDArray& b) {
+  auto sa = byte_span(a), sb = byte_span(b);
+  return sa.first < sb.second && sb.first < sa.second;
+}
+
+// Rationale: the evaluator promises fresh arrays; this makes sure that what
+// tf_kernel_call hands over never aliases a borrowed input, whatever it returns.
+runtime::NDArray owned(runtime::NDArray r, const std::vector<runtime::NDArray>& inputs) {
+  bool copy = !r.is_contiguous();
+  for (const auto& in : inputs) copy = copy || overlaps(r, in);
+  if (!copy) return r;
+  runtime::NDArray fresh = runtime::NDArray::empty(r.dtype(), r.shape());
+  r.copy_to(fresh);
+  return fresh;
+}
+
+void check_input_index(const char* fn, const Kernel& k, size_t i) {
+  if (i < k.num_inputs()) return;
+  fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": input index " + std::to_string(i) +
+                                    " out of range ('" + k.name() + "' has " +
+                                    std::to_string(k.num_inputs()) + " inputs)");
+}
+
+}  // namespace
+}  // namespace tf::capi
+
+using tf::capi::Kernel;
+using tf::capi::kernel_of;
+using tf::capi::require_non_null;
+
+extern "C" {
+
+tf_status tf_kernel_compile(tf_module m, const char* fn, const tf_compile_options* opts,
+                            tf_kernel* out) {
+  TF_C_API_BEGIN
+  tf::ir::ModulePtr mod = tf::capi::module_of(m);
+  require_non_null(fn, "tf_kernel_compile", "fn");
+  require_non_null(out, "tf_kernel_compile", "out");
+  tf_backend backend = tf::capi::requested_backend(opts);
+  *out = tf::capi::new_kernel_handle(Kernel::compile(std::move(mod), fn, backend));
+  TF_C_API_END
+}
+
+tf_status tf_kernel_backend(tf_kernel k, int32_t* out) {
+  TF_C_API_BEGIN
+  auto kernel = kernel_of(k);
+  require_non_null(out, "tf_kernel_backend", "out");
+  *out = kernel->backend();
+  TF_C_API_END
+}
+
+tf_status tf_kernel_name(tf_kernel k, const char** out) {
+  TF_C_API_BEGIN
+  auto kernel = kernel_of(k);
+  require_non_null(out, "tf_kernel_name", "out");
+  *out = kernel->name().c_str();
+  TF_C_API_END
+}
+
+tf_status tf_kernel_num_inputs(tf_kernel k, size_t* out) {
+  TF_C_API_BEGIN
+  auto kernel = kernel_of(k);
+  require_non_null(out, "tf_kernel_num_inputs", "out");
+  *out = kernel->num_inputs();
+  TF_C_API_END
+}
+
+tf_status tf_kernel_num_outputs(tf_kernel k, size_t* out) {
+  TF_C_API_BEGIN
+  auto kernel = kernel_of(k);
+  require_non_null(out, "tf_kernel_num_outputs", "out");
+  *out = kernel->num_outputs();
+  TF_C_API_END
+}
+
+tf_status tf_kernel_input_name(tf_kernel k, size_t i, const char** out) {
+  TF_C_API_BEGIN
+  auto kernel = kernel_of(k);
+  require_non_null(out, "tf_kernel_input_name", "out");
+  tf::capi::check_input_index("tf_kernel_input_name", *kernel, i);
+  *out = kernel->input_name(i).c_str();
+  TF_C_API_END
+}
+
+tf_status tf_kernel_input_desc(tf_kernel k, size_t i, DLDataType* dtype, int32_t* ndim) {
+  TF_C_API_BEGIN
+  auto kernel = kernel_of(k);
+  require_non_null(dtype, "tf_kernel_input_desc", "dtype");
+  require_non_null(ndim, "tf_kernel_input_desc", "ndim");
+  tf::capi::check_input_index("tf_kernel_input_desc", *kernel, i);
+  const tf::ir::TensorType& t = kernel->input_type(i);
+  DLDataType dl = tf::runtime::dtype_to_dl(t.dtype());
+  *dtype = dl;
+  *ndim = static_cast<int32_t>(t.rank());
+  TF_C_API_END
+}
+
+tf_status tf_kernel_output_desc(tf_kernel k, const DLTensor* in, size_t n_in, size_t i,
+                                DLDataType* dtype, int32_t* ndim, int64_t* shape) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_output_desc";
+  auto kernel = kernel_of(k);
+  require_non_null(dtype, fn, "dtype");
+  require_non_null(ndim, fn, "ndim");
+  require_non_null(shape, fn, "shape");
+  if (i >= kernel->num_outputs()) {
+    tf::capi::fail(TF_ERR_INVALID_ARGUMENT,
+                   std::string(fn) + ": output index " + std::to_string(i) + " out of range ('" +
+                       kernel->name() + "' has " + std::to_string(kernel->num_outputs()) +
+                       " outputs)");
+  }
+  auto descs = kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, false));
+  const tf::sema::ArgDesc& d = descs[i];
+  DLDataType dl = tf::runtime::dtype_to_dl(d.dtype);
+  *dtype = dl;
+  *ndim = static_cast<int32_t>(d.shape.size());
+  for (size_t a = 0; a < d.shape.size(); ++a) shape[a] = d.shape[a];
+  TF_C_API_END
+}
+
+tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out, size_t n_out) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_run";
+  auto kernel = kernel_of(k);
+  auto expected = kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, true));
+  auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
+  auto dsts = tf::capi::checked_outputs(*kernel, out, n_out, expected);
+  auto results = kernel->run(inputs);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (tf::capi::num_elements(expected[i].shape) != 0) results[i].copy_to(dsts[i]);
+  }
+  TF_C_API_END
+}
+
+tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in, DLManagedTensor** out,
+                         size_t n_out) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_call";
+  auto kernel = kernel_of(k);
+  kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, true));
+  tf::capi::check_array(out, n_out, fn, "out");
+  tf::capi::check_count(fn, "outputs", kernel->num_outputs(), n_out, *kernel);
+  auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
+  auto results = kernel->run(inputs);
+  std::vector<tf::capi::ManagedTensorPtr> managed;
+  for (auto& r : results)
+    managed.push_back(tf::capi::to_managed(tf::capi::owned(std::move(r), inputs)));
+  for (size_t i = 0; i < managed.size(); ++i) out[i] = managed[i].release();
+  TF_C_API_END
+}
+
+tf_status tf_kernel_retain(tf_kernel k) {
+  TF_C_API_BEGIN
+  tf::capi::retain_kernel_handle(k);
+  TF_C_API_END
+}
+
+void tf_kernel_release(tf_kernel k) { tf::capi::release_kernel_handle(k); }
+
+}  // extern "C"

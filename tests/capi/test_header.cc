@@ -1,0 +1,49 @@
+// The C header compiled as C++ (-pedantic-errors): the layout of every public
+// struct is pinned, so a change that would break the ABI fails to compile,
+// and the version macros equal the CMake project version.
+#include <tilefoundry/tilefoundry.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <type_traits>
+
+static_assert(sizeof(tf_compile_options) == 32, "tf_compile_options size is ABI");
+static_assert(offsetof(tf_compile_options, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(tf_compile_options, backend) == 4, "backend offset is ABI");
+static_assert(offsetof(tf_compile_options, flags) == 8, "flags offset is ABI");
+static_assert(offsetof(tf_compile_options, reserved) == 12, "reserved offset is ABI");
+static_assert(sizeof(((tf_compile_options*)nullptr)->reserved) == 5 * sizeof(uint32_t),
+              "reserved size");
+static_assert(std::is_standard_layout<tf_compile_options>::value, "C layout");
+static_assert(std::is_trivial<tf_compile_options>::value, "C layout");
+
+static_assert(sizeof(tf_status) == sizeof(int), "tf_status is an int-sized enum");
+static_assert(TF_OK == 0 && TF_ERR_PARSE == 1 && TF_ERR_TYPE == 2 && TF_ERR_VERIFY == 3 &&
+                  TF_ERR_NOT_FOUND == 4 && TF_ERR_INVALID_ARGUMENT == 5 &&
+                  TF_ERR_UNSUPPORTED == 6 && TF_ERR_RUNTIME == 7 && TF_ERR_OUT_OF_MEMORY == 8 &&
+                  TF_ERR_INTERNAL == 9 && TF_ERR_INVALID_HANDLE == 10,
+              "status values are ABI");
+static_assert(TF_BACKEND_NATIVE == 0 && TF_BACKEND_EVALUATOR == 1, "backend values are ABI");
+static_assert(TF_MAX_NDIM >= 8, "ARCHITECTURE §6: TF_MAX_NDIM is at least 8");
+static_assert(std::is_pointer<tf_module>::value && std::is_pointer<tf_kernel>::value,
+              "opaque handles");
+
+#if defined(TF_EXPECT_VERSION_MAJOR)
+static_assert(TF_VERSION_MAJOR == TF_EXPECT_VERSION_MAJOR, "header major != CMake project version");
+static_assert(TF_VERSION_MINOR == TF_EXPECT_VERSION_MINOR, "header minor != CMake project version");
+static_assert(TF_VERSION_PATCH == TF_EXPECT_VERSION_PATCH, "header patch != CMake project version");
+#endif
+
+// The declarations have C linkage and the documented signatures.
+static_assert(
+    std::is_same<decltype(&tf_kernel_run),
+                 tf_status (*)(tf_kernel, const DLTensor*, size_t, DLTensor*, size_t)>::value,
+    "tf_kernel_run signature");
+static_assert(std::is_same<decltype(&tf_abi_version), uint32_t (*)()>::value,
+              "tf_abi_version signature");
+
+int main() {
+  int failed = tf_abi_version() == static_cast<uint32_t>(TF_ABI_VERSION) ? 0 : 1;
+  std::printf("%d passed, %d failed\n", 1 - failed, failed);
+  return failed;
+}
