@@ -1,0 +1,96 @@
+"""Kernels called directly from Python (ctypes + DLPack), checked against eager torch."""
+import pytest
+import torch
+
+import tilefoundry as tf
+from conftest import rmsnorm_ref, swiglu_ref
+
+F32_TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def test_rmsnorm_f32(module, backend):
+    torch.manual_seed(0)
+    x, w = torch.randn(7, 96), torch.randn(96)
+    y = module.compile("rmsnorm", backend=backend)(x, w)
+    assert y.shape == x.shape and y.dtype == torch.float32
+    torch.testing.assert_close(y, rmsnorm_ref(x, w), **F32_TOL)
+
+
+def test_rmsnorm_bf16(module, backend):
+    torch.manual_seed(1)
+    x, w = torch.randn(5, 128).bfloat16(), torch.randn(128).bfloat16()
+    y = module.compile("rmsnorm_bf16", backend=backend)(x, w)
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y, rmsnorm_ref(x, w))  # torch's bf16 tolerances
+
+
+def test_swiglu_f32_and_bf16(module, backend):
+    torch.manual_seed(2)
+    a, b = torch.randn(6, 40), torch.randn(6, 40)
+    torch.testing.assert_close(module.compile("swiglu", backend=backend)(a, b), swiglu_ref(a, b),
+                               **F32_TOL)
+    a16, b16 = a.bfloat16(), b.bfloat16()
+    torch.testing.assert_close(module.compile("swiglu_bf16", backend=backend)(a16, b16),
+                               swiglu_ref(a16, b16))
+
+
+def test_tuple_output(module, backend):
+    torch.manual_seed(3)
+    x, r, w = torch.randn(4, 32), torch.randn(4, 32), torch.randn(32)
+    h, y = module.compile("resnorm", backend=backend)(x, r, w)
+    torch.testing.assert_close(h, x + r, **F32_TOL)
+    torch.testing.assert_close(y, rmsnorm_ref(x + r, w), **F32_TOL)
+
+
+def test_evaluate_uses_the_evaluator(module):
+    x, w = torch.randn(3, 16), torch.randn(16)
+    torch.testing.assert_close(module.evaluate("rmsnorm", x, w), rmsnorm_ref(x, w), **F32_TOL)
+
+
+def test_strided_view_input(module, backend):
+    """A transposed view (non-unit innermost stride) is read through its strides."""
+    base = torch.randn(48, 6)
+    x = base.t()  # (6, 48), strides (1, 6)
+    assert not x.is_contiguous()
+    y = module.compile("scale2", backend=backend)(x)
+    torch.testing.assert_close(y, x * 2.0)
+
+
+def test_wrong_dtype_is_an_abi_error(module):
+    k = module.compile("rmsnorm", backend="evaluator")
+    with pytest.raises(tf.TileFoundryError) as e:
+        k(torch.randn(2, 8, dtype=torch.float64), torch.randn(8, dtype=torch.float64))
+    assert e.value.status.startswith("TF_ERR_")
+    assert "f64" in e.value.message or "dtype" in e.value.message.lower()
+
+
+def test_wrong_static_extent_is_an_abi_error(module):
+    k = module.compile("rmsnorm64", backend="evaluator")
+    with pytest.raises(tf.TileFoundryError) as e:
+        k(torch.randn(2, 63), torch.randn(63))
+    assert "64" in e.value.message and "63" in e.value.message
+
+
+def test_wrong_arity_is_a_type_error(module):
+    with pytest.raises(TypeError, match="takes 2 tensor"):
+        module.compile("rmsnorm", backend="evaluator")(torch.randn(2, 8))
+
+
+def test_bool_output_and_input(module):
+    x = torch.randn(3, 5)
+    y = module.compile("positive", backend="evaluator")(x)
+    assert y.dtype == torch.bool and torch.equal(y, x > 0)
+    a, b = torch.tensor([True, False, True]), torch.tensor([True, True, False])
+    assert torch.equal(module.compile("band", backend="evaluator")(a, b), a & b)
+
+
+def test_any_dlpack_object_is_accepted(module):
+    np = pytest.importorskip("numpy")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = module.compile("scale2", backend="evaluator")(x)
+    torch.testing.assert_close(y, torch.from_numpy(x) * 2.0)
+
+
+def test_non_tensor_argument_is_a_type_error(module):
+    with pytest.raises(TypeError, match="__dlpack__"):
+        module.compile("scale2", backend="evaluator")([1.0, 2.0])

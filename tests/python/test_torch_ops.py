@@ -1,0 +1,147 @@
+"""torch.ops.tilefoundry.* from Python: schema, results, and error paths."""
+import pytest
+import torch
+
+import tilefoundry as tf
+from conftest import rmsnorm_ref, swiglu_ref, unique_op
+
+F32_TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def ops(module):
+    """One registration per kernel for this file (evaluator backend: always available)."""
+    names = {}
+    for fn in ("rmsnorm", "rmsnorm64", "rmsnorm_bf16", "swiglu", "resnorm"):
+        names[fn] = tf.register(module.compile(fn, backend="evaluator"), unique_op(fn))
+    return names
+
+
+def test_register_returns_the_torch_op(module):
+    name = unique_op("rms")
+    op = tf.register(module.compile("rmsnorm", backend="evaluator"), name)
+    x, w = torch.randn(3, 16), torch.randn(16)
+    torch.testing.assert_close(op(x, w), getattr(torch.ops.tilefoundry, name)(x, w), rtol=0, atol=0)
+    torch.testing.assert_close(op(x, w), rmsnorm_ref(x, w), **F32_TOL)
+
+
+def test_bool_and_integer_dtypes(module):
+    positive = tf.register(module.compile("positive", backend="evaluator"), unique_op("positive"))
+    band = tf.register(module.compile("band", backend="evaluator"), unique_op("band"))
+    iadd = tf.register(module.compile("iadd", backend="evaluator"), unique_op("iadd"))
+    x = torch.randn(4, 6)
+    assert torch.equal(positive(x), x > 0)
+    a, b = torch.tensor([True, True, False, False]), torch.tensor([True, False, True, False])
+    assert torch.equal(band(a, b), a & b)
+    i, j = torch.arange(5, dtype=torch.int64) * 3, torch.full((5,), 1 << 40, dtype=torch.int64)
+    assert torch.equal(iadd(i, j), i + j)
+
+
+def test_schema_is_derived_from_the_signature(module):
+    name = unique_op("resnorm")
+    tf.register(module.compile("resnorm", backend="evaluator"), name)
+    schema = str(torch._C._jit_get_schemas_for_operator(f"tilefoundry::{name}")[0])
+    assert schema == f"tilefoundry::{name}(Tensor x, Tensor r, Tensor w) -> (Tensor, Tensor)"
+
+
+def test_default_name_is_the_function_name(module):
+    # The only registration under the kernel's own name in this process.
+    op = tf.register(module.compile("swiglu_bf16", backend="evaluator"))
+    a, b = torch.randn(3, 8).bfloat16(), torch.randn(3, 8).bfloat16()
+    torch.testing.assert_close(op(a, b), swiglu_ref(a, b))
+    assert torch.ops.tilefoundry.swiglu_bf16 is not None
+
+
+def test_rmsnorm_matches_eager(ops):
+    torch.manual_seed(0)
+    x, w = torch.randn(8, 256), torch.randn(256)
+    torch.testing.assert_close(ops["rmsnorm"](x, w), rmsnorm_ref(x, w), **F32_TOL)
+    xb, wb = x.bfloat16(), w.bfloat16()
+    torch.testing.assert_close(ops["rmsnorm_bf16"](xb, wb), rmsnorm_ref(xb, wb))
+
+
+def test_swiglu_matches_eager(ops):
+    a, b = torch.randn(5, 33), torch.randn(5, 33)
+    torch.testing.assert_close(ops["swiglu"](a, b), swiglu_ref(a, b), **F32_TOL)
+
+
+def test_tuple_result(ops):
+    x, r, w = torch.randn(2, 16), torch.randn(2, 16), torch.randn(16)
+    h, y = ops["resnorm"](x, r, w)
+    torch.testing.assert_close(h, x + r, **F32_TOL)
+    torch.testing.assert_close(y, rmsnorm_ref(x + r, w), **F32_TOL)
+
+
+def test_requires_grad_input_is_accepted(ops):
+    x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16)
+    torch.testing.assert_close(ops["rmsnorm"](x, w), rmsnorm_ref(x.detach(), w), **F32_TOL)
+
+
+def test_registering_a_name_twice_is_refused(module):
+    name = unique_op("twice")
+    k = module.compile("swiglu", backend="evaluator")
+    tf.register(k, name)
+    with pytest.raises(tf.TileFoundryError) as e:
+        tf.register(k, name)
+    assert e.value.status == "TF_ERR_INVALID_ARGUMENT"
+    assert "already registered" in e.value.message and name in e.value.message
+
+
+def test_invalid_op_name_is_refused(module):
+    with pytest.raises(tf.TileFoundryError) as e:
+        tf.register(module.compile("swiglu", backend="evaluator"), "not a name")
+    assert e.value.status == "TF_ERR_INVALID_ARGUMENT"
+    assert "identifier" in e.value.message
+
+
+def test_wrong_dtype_raises_runtime_error_with_abi_message(ops):
+    with pytest.raises(RuntimeError) as e:
+        ops["rmsnorm"](torch.randn(2, 8, dtype=torch.float64), torch.randn(8, dtype=torch.float64))
+    msg = str(e.value)
+    assert "tf_kernel_" in msg and "TF_ERR_" in msg
+    assert "f64" in msg or "dtype" in msg.lower()
+
+
+def test_wrong_shape_raises_runtime_error_with_abi_message(ops):
+    with pytest.raises(RuntimeError) as e:
+        ops["rmsnorm64"](torch.randn(3, 65), torch.randn(65))
+    msg = str(e.value)
+    assert "TF_ERR_" in msg and "64" in msg and "65" in msg
+
+
+def test_uint8_input_is_refused_not_read_as_bool(ops):
+    with pytest.raises(RuntimeError, match="does not support"):
+        ops["swiglu"](torch.zeros(2, 2, dtype=torch.uint8), torch.zeros(2, 2, dtype=torch.uint8))
+
+
+def test_non_cpu_tensor_is_refused(ops):
+    # Meta tensors exist without any accelerator: dispatch never reaches a CPU kernel.
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        ops["swiglu"](torch.empty(2, 2, device="meta"), torch.empty(2, 2, device="meta"))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; this torch/machine has none")
+def test_cuda_tensor_is_refused(ops):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        ops["swiglu"](torch.randn(2, 2, device="cuda"), torch.randn(2, 2, device="cuda"))
+
+
+def test_c_entry_point_refuses_null_kernel_without_throwing():
+    from tilefoundry import torch_ops
+    tl = torch_ops._load_torch_lib()
+    assert tl.tf_torch_register(None, b"null_kernel") == 5  # TF_ERR_INVALID_ARGUMENT
+    assert b"NULL" in tl.tf_torch_last_error()
+
+
+def test_c_entry_point_refuses_released_kernel(module):
+    import ctypes
+    from tilefoundry import _lib, torch_ops
+    tl = torch_ops._load_torch_lib()
+    k = module.compile("swiglu", backend="evaluator")
+    raw = ctypes.c_void_p(k.handle)
+    _lib.lib().tf_kernel_retain(raw)
+    _lib.lib().tf_kernel_release(raw)  # balanced: k still owns one reference
+    del k
+    status = tl.tf_torch_register(raw, b"released_kernel")
+    assert _lib.status_name(status) == "TF_ERR_INVALID_HANDLE"
+    assert tl.tf_torch_last_error() != b""

@@ -1,0 +1,117 @@
+"""ctypes binding of libtilefoundry.so (include/tilefoundry/tilefoundry.h).
+
+The library is looked up, in order, in $TILEFOUNDRY_LIB_DIR, next to this
+package, and in <repo>/build/lib relative to this file.
+"""
+import ctypes
+import os
+from pathlib import Path
+
+from ._dlpack import DLDataType, DLManagedTensor, DLTensor
+from .errors import TileFoundryError
+
+TF_OK = 0
+TF_MAX_NDIM = 8
+TF_BACKEND_NATIVE = 0
+TF_BACKEND_EVALUATOR = 1
+
+
+class CompileOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("backend", ctypes.c_int32),
+        ("flags", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32 * 5),
+    ]
+
+
+def lib_dirs():
+    """Directories searched for the shared libraries, in order."""
+    here = Path(__file__).resolve().parent
+    dirs = []
+    if os.environ.get("TILEFOUNDRY_LIB_DIR"):
+        dirs.append(Path(os.environ["TILEFOUNDRY_LIB_DIR"]))
+    dirs.append(here)
+    dirs.append(here.parents[2] / "build" / "lib")  # <repo>/torch_ext/python/tilefoundry
+    return dirs
+
+
+def find_library(name: str) -> Path:
+    for d in lib_dirs():
+        if (d / name).is_file():
+            return d / name
+    searched = ", ".join(str(d) for d in lib_dirs())
+    raise OSError(f"{name} not found (searched {searched}); build it with `make build` "
+                  "or set TILEFOUNDRY_LIB_DIR")
+
+
+_P = ctypes.c_void_p
+_SZ = ctypes.c_size_t
+_PSZ = ctypes.POINTER(ctypes.c_size_t)
+_PSTR = ctypes.POINTER(ctypes.c_char_p)
+_PTEN = ctypes.POINTER(DLTensor)
+
+# name: (restype, argtypes). Every tf_status function returns c_int.
+_PROTOTYPES = {
+    "tf_abi_version": (ctypes.c_uint32, []),
+    "tf_last_error": (ctypes.c_char_p, []),
+    "tf_status_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "tf_module_parse": (ctypes.c_int, [ctypes.c_char_p, _SZ, ctypes.c_char_p, ctypes.POINTER(_P)]),
+    "tf_module_print": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_void_p)]),
+    "tf_module_num_functions": (ctypes.c_int, [_P, _PSZ]),
+    "tf_module_function_name": (ctypes.c_int, [_P, _SZ, _PSTR]),
+    "tf_module_signature": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
+    "tf_module_release": (None, [_P]),
+    "tf_kernel_compile": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(CompileOptions),
+                                         ctypes.POINTER(_P)]),
+    "tf_kernel_backend": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int32)]),
+    "tf_kernel_name": (ctypes.c_int, [_P, _PSTR]),
+    "tf_kernel_num_inputs": (ctypes.c_int, [_P, _PSZ]),
+    "tf_kernel_num_outputs": (ctypes.c_int, [_P, _PSZ]),
+    "tf_kernel_input_name": (ctypes.c_int, [_P, _SZ, _PSTR]),
+    "tf_kernel_input_desc": (ctypes.c_int, [_P, _SZ, ctypes.POINTER(DLDataType),
+                                            ctypes.POINTER(ctypes.c_int32)]),
+    "tf_kernel_output_desc": (ctypes.c_int, [_P, _PTEN, _SZ, _SZ, ctypes.POINTER(DLDataType),
+                                             ctypes.POINTER(ctypes.c_int32),
+                                             ctypes.POINTER(ctypes.c_int64)]),
+    "tf_kernel_run": (ctypes.c_int, [_P, _PTEN, _SZ, _PTEN, _SZ]),
+    "tf_kernel_call": (ctypes.c_int, [_P, _PTEN, _SZ,
+                                      ctypes.POINTER(ctypes.POINTER(DLManagedTensor)), _SZ]),
+    "tf_kernel_retain": (ctypes.c_int, [_P]),
+    "tf_kernel_release": (None, [_P]),
+    "tf_string_free": (None, [ctypes.c_void_p]),
+}
+
+_lib = None
+
+
+def lib():
+    """The loaded libtilefoundry.so with prototypes set (loaded once)."""
+    global _lib
+    if _lib is None:
+        handle = ctypes.CDLL(str(find_library("libtilefoundry.so")))
+        for name, (restype, argtypes) in _PROTOTYPES.items():
+            fn = getattr(handle, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        _lib = handle
+    return _lib
+
+
+def status_name(status: int) -> str:
+    return lib().tf_status_name(status).decode()
+
+
+def check(status: int, what: str = ""):
+    """Raises TileFoundryError for a non-TF_OK status, with tf_last_error()."""
+    if status != TF_OK:
+        message = lib().tf_last_error().decode(errors="replace")
+        raise TileFoundryError(status_name(status), f"{what}: {message}" if what else message)
+
+
+def take_string(ptr: ctypes.c_void_p) -> str:
+    """Decodes a string the library allocated, then frees it with tf_string_free."""
+    try:
+        return ctypes.string_at(ptr.value).decode()
+    finally:
+        lib().tf_string_free(ptr)

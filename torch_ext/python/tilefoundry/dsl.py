@@ -1,0 +1,146 @@
+"""The DSL's names, so that a kernel file (`from tilefoundry.dsl import *`)
+is valid, importable Python (ARCHITECTURE §5).
+
+Nothing here computes: the C++ frontend parses the file's text. Types and
+layouts are inert records; surface functions are placeholders that raise
+when called from Python. Note that `import *` deliberately shadows the
+builtins sum, abs, round and slice with their DSL meanings.
+"""
+
+
+class DimVar:
+    """A symbolic extent with half-open range [lo, hi)."""
+
+    def __init__(self, name, lo, hi):
+        self.name, self.lo, self.hi = name, lo, hi
+
+    def __repr__(self):
+        return f"DimVar({self.name!r}, {self.lo}, {self.hi})"
+
+    # Arithmetic builds DimExprs in the DSL; here it only has to not fail.
+    def _expr(self, *_):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _expr
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _expr
+
+
+class DType:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+bool_ = DType("bool")
+i8, i32, i64 = DType("i8"), DType("i32"), DType("i64")
+f16, bf16, f32, f64 = DType("f16"), DType("bf16"), DType("f32"), DType("f64")
+fp8e4m3, f8e8m0, f4e2m1 = DType("fp8e4m3"), DType("f8e8m0"), DType("f4e2m1")
+
+
+class _Annotation:
+    """Tensor[(shape), dtype, layout?] — an inert record of its subscript."""
+
+    def __init__(self, kind, args):
+        self.kind, self.args = kind, args
+
+    def __repr__(self):
+        return f"{self.kind}[{self.args!r}]"
+
+
+class _TensorType:
+    def __class_getitem__(cls, args):
+        return _Annotation("Tensor", args)
+
+
+class Tensor(_TensorType):
+    """Annotation only: Tensor[(N, D), f32] or Tensor[(N, D), f32, ShardLayout(...)]."""
+
+
+class _Record:
+    """Target, Mesh, Layout, ShardLayout, Split, Broadcast, Partial: inert records."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __repr__(self):
+        return f"{type(self).__name__}{self.args!r}"
+
+
+class Target(_Record): pass
+class Mesh(_Record): pass
+class Layout(_Record): pass
+class ShardLayout(_Record): pass
+class Split(_Record): pass
+class Broadcast(_Record): pass
+class Partial(_Record): pass
+
+
+class DslFunction:
+    """What @func makes in plain Python: a record of the function and its specializations."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.specializations = []
+
+    def specialize(self, **ranges):
+        def wrap(fn):
+            self.specializations.append((ranges, fn))
+            return DslFunction(fn)
+        return wrap
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.__name__} is a TileFoundry DSL function; compile it with "
+                        "tf.load(path).compile(name) or decorate it with @tf.func")
+
+
+def func(fn):
+    """The DSL's @func marker."""
+    return DslFunction(fn)
+
+
+def _placeholder(name):
+    def surface(*args, **kwargs):
+        raise TypeError(f"{name}() is a TileFoundry DSL operation; it only has meaning "
+                        "inside a compiled @func")
+    surface.__name__ = surface.__qualname__ = name
+    return surface
+
+
+SURFACE_FUNCTIONS = (
+    # Binary
+    "add sub mul div minimum maximum cmp_eq cmp_ne cmp_lt cmp_le cmp_gt cmp_ge "
+    "logical_and logical_or logical_xor "
+    # Unary
+    "neg abs logical_not rsqrt sqrt exp log exp2 log2 ceil floor round square sin cos "
+    # tensor
+    "reshape cast gather zeros sum mean amax abs_max reduce insert_slice cache_update topk "
+    "transpose slice concat stack shape_of rank "
+    # nn
+    "matmul conv2d relu sigmoid tanh softmax layer_norm gelu silu rms_norm rope "
+    # shape, sharding, loops
+    "shape_extract shape_compose reshard local tile"
+).split()
+
+globals().update({name: _placeholder(name) for name in SURFACE_FUNCTIONS})
+
+__all__ = [
+    "DimVar", "DType", "Tensor", "Target", "Mesh", "Layout", "ShardLayout", "Split",
+    "Broadcast", "Partial", "func", "DslFunction",
+    "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "fp8e4m3", "f8e8m0", "f4e2m1",
+] + SURFACE_FUNCTIONS
+
+# `bool` is the DSL's name for the bool dtype, but shadowing Python's bool in
+# every kernel file would break ordinary code; it is exported as `bool_` and
+# reachable as dsl.bool for attribute access.
+globals()["bool"] = bool_
+__all__.append("bool_")

@@ -1,0 +1,99 @@
+"""Kernel: one compiled function, callable on torch tensors (or any __dlpack__ object)."""
+import ctypes
+
+from . import _lib
+from ._dlpack import Borrowed, DLDataType, DLTensor
+from .dtypes import torch_dtype_from_dl
+
+_BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator"}
+
+
+class Kernel:
+    """Owns one reference on a tf_kernel handle (released when collected)."""
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._handle = handle
+        L = _lib.lib()
+        n = ctypes.c_size_t()
+        _lib.check(L.tf_kernel_num_inputs(handle, ctypes.byref(n)))
+        self.num_inputs = n.value
+        _lib.check(L.tf_kernel_num_outputs(handle, ctypes.byref(n)))
+        self.num_outputs = n.value
+        name = ctypes.c_char_p()
+        _lib.check(L.tf_kernel_name(handle, ctypes.byref(name)))
+        self.name = name.value.decode()
+        backend = ctypes.c_int32()
+        _lib.check(L.tf_kernel_backend(handle, ctypes.byref(backend)))
+        self.backend = _BACKEND_NAMES.get(backend.value, f"backend#{backend.value}")
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle and _lib._lib is not None:
+            _lib.lib().tf_kernel_release(handle)
+            self._handle = None
+
+    @property
+    def handle(self) -> int:
+        """The raw tf_kernel pointer (borrowed; valid while this object lives)."""
+        return self._handle.value
+
+    def __repr__(self):
+        return f"<tilefoundry.Kernel {self.name} backend={self.backend}>"
+
+    def input_names(self):
+        L = _lib.lib()
+        names = []
+        for i in range(self.num_inputs):
+            name = ctypes.c_char_p()
+            _lib.check(L.tf_kernel_input_name(self._handle, i, ctypes.byref(name)))
+            names.append(name.value.decode())
+        return names
+
+    def output_desc(self, inputs, i):
+        """(torch dtype, shape) of output i for these Borrowed inputs."""
+        arr = _dl_array(inputs)
+        dtype, ndim = DLDataType(), ctypes.c_int32()
+        shape = (ctypes.c_int64 * _lib.TF_MAX_NDIM)()
+        _lib.check(_lib.lib().tf_kernel_output_desc(self._handle, arr, len(inputs), i,
+                                                    ctypes.byref(dtype), ctypes.byref(ndim), shape),
+                   f"{self.name}: output {i}")
+        return torch_dtype_from_dl(dtype), tuple(shape[j] for j in range(ndim.value))
+
+    def run(self, inputs, outputs):
+        """Runs on borrowed inputs, writing into caller-allocated outputs in place."""
+        self._check_arity(inputs)
+        if len(outputs) != self.num_outputs:
+            raise TypeError(f"{self.name} has {self.num_outputs} output(s), got {len(outputs)}")
+        ins = [Borrowed(t) for t in inputs]
+        outs = [Borrowed(t) for t in outputs]
+        self._run(ins, outs)
+
+    def __call__(self, *tensors):
+        """Calls the kernel; returns one torch tensor, or a tuple for several outputs."""
+        import torch
+        self._check_arity(tensors)
+        ins = [Borrowed(t) for t in tensors]
+        outputs = []
+        for i in range(self.num_outputs):
+            dtype, shape = self.output_desc(ins, i)
+            outputs.append(torch.empty(shape, dtype=dtype))
+        self._run(ins, [Borrowed(t) for t in outputs])
+        return outputs[0] if self.num_outputs == 1 else tuple(outputs)
+
+    def _check_arity(self, tensors):
+        if len(tensors) != self.num_inputs:
+            raise TypeError(f"{self.name} takes {self.num_inputs} tensor(s) "
+                            f"({', '.join(self.input_names())}), got {len(tensors)}")
+
+    def _run(self, ins, outs):
+        status = _lib.lib().tf_kernel_run(self._handle, _dl_array(ins), len(ins),
+                                          _dl_array(outs), len(outs))
+        _lib.check(status, self.name)
+
+
+def _dl_array(borrowed):
+    """A C array of DLTensor structs (shallow copies: data/shape/strides still borrowed)."""
+    arr = (DLTensor * max(len(borrowed), 1))()
+    for i, b in enumerate(borrowed):
+        arr[i] = b.tensor
+    return arr

@@ -1,0 +1,48 @@
+"""tf.register: exposes a Kernel as torch.ops.tilefoundry.<name>."""
+import ctypes
+import threading
+
+from . import _lib
+from .errors import TileFoundryError
+
+_lock = threading.Lock()
+_torch_lib = None
+
+
+def torch_library_path() -> str:
+    """Path of libtilefoundry_torch.so (for torch.ops.load_library elsewhere)."""
+    return str(_lib.find_library("libtilefoundry_torch.so"))
+
+
+def _load_torch_lib():
+    """Loads libtilefoundry_torch.so into torch (once) and binds tf_torch_register."""
+    global _torch_lib
+    with _lock:
+        if _torch_lib is None:
+            import torch
+            _lib.lib()  # libtilefoundry.so first, so both resolve to one copy
+            path = torch_library_path()
+            torch.ops.load_library(path)
+            handle = ctypes.CDLL(path)
+            handle.tf_torch_register.restype = ctypes.c_int
+            handle.tf_torch_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            handle.tf_torch_last_error.restype = ctypes.c_char_p
+            handle.tf_torch_last_error.argtypes = []
+            _torch_lib = handle
+    return _torch_lib
+
+
+def register(kernel, name=None):
+    """Defines torch.ops.tilefoundry.<name> (default: the kernel's function name).
+
+    The registration holds its own reference on the kernel for the life of
+    the process. Registering a name twice raises TileFoundryError
+    (TF_ERR_INVALID_ARGUMENT).
+    """
+    import torch
+    tl = _load_torch_lib()
+    op_name = name if name is not None else kernel.name
+    status = tl.tf_torch_register(kernel.handle, op_name.encode())
+    if status != _lib.TF_OK:
+        raise TileFoundryError(_lib.status_name(status), tl.tf_torch_last_error().decode())
+    return getattr(torch.ops.tilefoundry, op_name)

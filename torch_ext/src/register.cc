@@ -1,0 +1,110 @@
+// tf_torch_register: defines tilefoundry::<op> at run time.
+//
+// Each registration owns one torch::Library fragment (namespace
+// "tilefoundry") holding the schema and the CPU impl. The fragments live in a
+// registry that is deliberately never destroyed: the header promises the
+// registration lasts for the life of the process, and tearing fragments down
+// from a static destructor would race the Dispatcher's and
+// libtilefoundry.so's own teardown.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+#include <tilefoundry/tilefoundry_torch.h>
+
+#include "boxed_kernel.h"
+#include "kernel_schema.h"
+
+namespace tf::torch_ext {
+namespace {
+
+thread_local std::string g_last_error;
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<std::string, std::unique_ptr<torch::Library>> libs;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // leaked on purpose, see the file comment
+  return *r;
+}
+
+tf_status fail(tf_status s, std::string msg) {
+  g_last_error = std::move(msg);
+  return s;
+}
+
+bool torch_knows(const std::string& op_name) {
+  return c10::Dispatcher::singleton()
+      .findSchema(c10::OperatorName("tilefoundry::" + op_name, ""))
+      .has_value();
+}
+
+tf_status register_locked(tf_kernel k, const std::string& op_name) {
+  if (!is_identifier(op_name)) {
+    return fail(TF_ERR_INVALID_ARGUMENT,
+                "tf_torch_register: op name '" + op_name + "' is not an identifier");
+  }
+  Registry& r = registry();
+  if (r.libs.count(op_name) || torch_knows(op_name)) {
+    return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register: tilefoundry::" + op_name +
+                                             " is already registered; pick another op_name");
+  }
+  std::string schema, why;
+  if (tf_status s = derive_schema(k, op_name, &schema, &why); s != TF_OK) {
+    return fail(s, "tf_torch_register: deriving the schema of tilefoundry::" + op_name +
+                       " failed: " + (why.empty() ? tf_last_error() : why));
+  }
+  auto lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT, "tilefoundry",
+                                              c10::nullopt, __FILE__, __LINE__);
+  lib->def(schema.c_str());
+  lib->impl(op_name.c_str(),
+            torch::dispatch(c10::DispatchKey::CPU,
+                            torch::CppFunction::makeFromBoxedFunctor(
+                                std::make_unique<BoxedKernel>(k, "tilefoundry::" + op_name))));
+  r.libs.emplace(op_name, std::move(lib));
+  return TF_OK;
+}
+
+}  // namespace
+}  // namespace tf::torch_ext
+
+extern "C" {
+
+TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name) {
+  using namespace tf::torch_ext;
+  g_last_error.clear();
+  try {
+    if (!k) return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register: kernel is NULL");
+    std::string name;
+    if (op_name) {
+      name = op_name;
+    } else {
+      const char* fn = nullptr;
+      if (tf_status s = tf_kernel_name(k, &fn); s != TF_OK) {
+        return fail(s, std::string("tf_torch_register: ") + tf_last_error());
+      }
+      name = fn;
+    }
+    std::lock_guard<std::mutex> lock(registry().mu);
+    return register_locked(k, name);
+  } catch (const c10::Error& e) {
+    return fail(TF_ERR_INTERNAL,
+                std::string("tf_torch_register: torch refused the registration: ") +
+                    e.what_without_backtrace());
+  } catch (const std::bad_alloc&) {
+    return fail(TF_ERR_OUT_OF_MEMORY, "tf_torch_register: out of memory");
+  } catch (const std::exception& e) {
+    return fail(TF_ERR_INTERNAL, std::string("tf_torch_register: ") + e.what());
+  } catch (...) {
+    return fail(TF_ERR_INTERNAL, "tf_torch_register: unknown exception");
+  }
+}
+
+TF_API const char* tf_torch_last_error(void) { return tf::torch_ext::g_last_error.c_str(); }
+
+}  // extern "C"
