@@ -1,6 +1,7 @@
 #include "core/ir/shape.h"
 
 #include <functional>
+#include <optional>
 
 #include "core/ir/error.h"
 
@@ -66,21 +67,71 @@ ShapeDim ShapeDim::var(const std::string& name, int64_t lo, int64_t hi) {
   return ShapeDim(std::move(n));
 }
 
-ShapeDim ShapeDim::binary(DimKind kind, const ShapeDim& a, const ShapeDim& b) {
-  if (a.is_static() && b.is_static()) return ShapeDim(apply(kind, a.value(), b.value()));
-  // Identities that keep printed shapes readable: x + 0, x * 1, x // 1.
-  if (b.is_static()) {
-    int64_t v = b.value();
-    if ((kind == DimKind::kAdd || kind == DimKind::kSub) && v == 0) return a;
-    if ((kind == DimKind::kMul || kind == DimKind::kFloorDiv) && v == 1) return a;
+// A sum of integer multiples of atoms (DimVars and non-linear subterms) plus
+// a constant: the canonical form of Add / Sub / Mul-by-constant, so that
+// (N - 1) - N folds to -1 and N * 2 + N to N * 3.
+struct Linear {
+  int64_t constant = 0;
+  std::map<std::string, std::pair<ShapeDim, int64_t>> terms;  // atom text -> (atom, coefficient)
+
+  void add(const ShapeDim& d, int64_t scale) {
+    switch (d.kind()) {
+      case DimKind::kConst: constant += scale * d.value(); return;
+      case DimKind::kAdd: add(d.lhs(), scale); add(d.rhs(), scale); return;
+      case DimKind::kSub: add(d.lhs(), scale); add(d.rhs(), -scale); return;
+      case DimKind::kMul:
+        if (d.lhs().is_static()) return add(d.rhs(), scale * d.lhs().value());
+        if (d.rhs().is_static()) return add(d.lhs(), scale * d.rhs().value());
+        break;
+      default: break;
+    }
+    auto& slot = terms.emplace(d.to_string(), std::make_pair(d, int64_t{0})).first->second;
+    slot.second += scale;
   }
-  if (a.is_static() && kind == DimKind::kAdd && a.value() == 0) return b;
-  if (a.is_static() && kind == DimKind::kMul && a.value() == 1) return b;
+};
+
+ShapeDim ShapeDim::make_node(DimKind kind, const ShapeDim& a, const ShapeDim& b) {
   auto n = std::make_shared<DimNode>();
   n->kind = kind;
   n->a = a;
   n->b = b;
   return ShapeDim(std::move(n));
+}
+
+// Rebuilds a Linear as positive terms (in atom order), then the negative
+// ones subtracted, then the constant: N * 2 + M - K - 1.
+ShapeDim ShapeDim::from_linear(const Linear& lin) {
+  std::optional<ShapeDim> acc;
+  auto term = [](const ShapeDim& atom, int64_t c) { return c == 1 ? atom : make_node(DimKind::kMul, atom, c); };
+  for (const auto& [key, tc] : lin.terms)
+    if (tc.second > 0) acc = acc ? make_node(DimKind::kAdd, *acc, term(tc.first, tc.second)) : term(tc.first, tc.second);
+  bool constant_used = !acc;  // no positive term: start from the constant ("0 - N")
+  if (!acc) acc = ShapeDim(lin.constant);
+  for (const auto& [key, tc] : lin.terms)
+    if (tc.second < 0) acc = make_node(DimKind::kSub, *acc, term(tc.first, -tc.second));
+  if (!constant_used && lin.constant > 0) acc = make_node(DimKind::kAdd, *acc, lin.constant);
+  if (!constant_used && lin.constant < 0) acc = make_node(DimKind::kSub, *acc, -lin.constant);
+  return *acc;
+}
+
+ShapeDim ShapeDim::binary(DimKind kind, const ShapeDim& a, const ShapeDim& b) {
+  if (a.is_static() && b.is_static()) return ShapeDim(apply(kind, a.value(), b.value()));
+  bool linear = kind == DimKind::kAdd || kind == DimKind::kSub ||
+                (kind == DimKind::kMul && (a.is_static() || b.is_static()));
+  if (linear) {
+    Linear lin;
+    lin.add(a, 1);
+    lin.add(b, kind == DimKind::kSub ? -1 : 1);
+    if (kind == DimKind::kMul) {
+      lin = Linear();
+      lin.add(a.is_static() ? b : a, a.is_static() ? a.value() : b.value());
+    }
+    for (auto it = lin.terms.begin(); it != lin.terms.end();)
+      it = it->second.second == 0 ? lin.terms.erase(it) : std::next(it);
+    return from_linear(lin);
+  }
+  if (b.is_static() && kind == DimKind::kFloorDiv && b.value() == 1) return a;
+  return make_node(kind, a, b);
 }
 
 DimKind ShapeDim::kind() const { return node_ ? node_->kind : DimKind::kConst; }

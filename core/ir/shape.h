@@ -35,13 +35,16 @@ class ShapeDim;
 using DimBindings = std::map<std::string, int64_t>;
 
 struct DimNode;
+struct Linear;  // shape.cc: the canonical linear form
 
 class ShapeDim {
  public:
   ShapeDim(int64_t value = 0);  // NOLINT(google-explicit-constructor): ints are dims
   // A DimVar; its range is [lo, hi). Requires lo < hi.
   static ShapeDim var(const std::string& name, int64_t lo, int64_t hi);
-  // Folding builder for binary DimExpr nodes.
+  // Folding builder for binary DimExpr nodes. Add, Sub and Mul by a constant
+  // are kept in a canonical linear form (positive terms in atom order, then
+  // negative ones, then the constant), so equal sums are structurally equal.
   static ShapeDim binary(DimKind kind, const ShapeDim& a, const ShapeDim& b);
 
   DimKind kind() const;
@@ -70,6 +73,8 @@ class ShapeDim {
 
  private:
   explicit ShapeDim(std::shared_ptr<const DimNode> node) : node_(std::move(node)) {}
+  static ShapeDim make_node(DimKind kind, const ShapeDim& a, const ShapeDim& b);
+  static ShapeDim from_linear(const Linear& lin);
   std::shared_ptr<const DimNode> node_;  // null for a constant (stored inline)
   int64_t value_ = 0;
 };

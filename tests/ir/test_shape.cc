@@ -29,7 +29,7 @@ TEST(ShapeDim, SymbolicExpressionsPrintInDslSyntaxAndEvaluate) {
   EXPECT_EQ(k.evaluate({{"CTX", 100}}), 25);
   EXPECT_EQ(k.evaluate({{"CTX", 4000}}), 512);
   EXPECT_EQ(k.upper_bound(), 512);
-  EXPECT_EQ(((ctx + 1) * 2).to_string(), "(CTX + 1) * 2");
+  EXPECT_EQ(((ctx + 1) * 2).to_string(), "(CTX * 2) + 2");
 }
 
 TEST(ShapeDim, IdentitiesKeepTheOperand) {
@@ -70,4 +70,18 @@ TEST(ShapeDim, SubstituteReplacesByNameAndRefolds) {
   ShapeDim e = substitute(n * 4 + 1, {{"N", ShapeDim(3)}});
   ASSERT_TRUE(e.is_static());
   EXPECT_EQ(e.value(), 13);
+}
+
+TEST(ShapeDim, SumsAreCanonicalSoEqualSumsCompareEqual) {
+  ShapeDim n = ShapeDim::var("N", 1, 64), m = ShapeDim::var("M", 1, 64);
+  EXPECT_TRUE(((n - 1) - n).is_static());
+  EXPECT_EQ(((n - 1) - n).value(), -1);
+  EXPECT_TRUE((n * 2 + n).structural_equal(n * 3));
+  EXPECT_TRUE((m + n).structural_equal(n + m));
+  EXPECT_EQ((n - (n + -1)).value(), 1);  // a Python slice x[-1:] on an N axis
+  EXPECT_EQ((ShapeDim(0) - n).to_string(), "0 - N");
+  EXPECT_EQ((n - m + 3).to_string(), "(N - M) + 3");
+  EXPECT_EQ((n - 5).evaluate({{"N", 9}}), 4);
+  // Non-linear subterms are atoms of the sum.
+  EXPECT_TRUE((dim_floordiv(n, 2) + 1 - 1).structural_equal(dim_floordiv(n, 2)));
 }

@@ -103,6 +103,7 @@ TEST(Reduce, RejectsBadAxesAndMeanOfInts) {
 
 TEST(Reshape, KeepsElementCountIncludingSymbolicFactors) {
   EXPECT_EQ(str(infer(std::make_shared<Reshape>(Shape{N, 4096}), {param("x", {N, 64, 64})})), "Tensor[(N, 4096), f32]");
+  EXPECT_EQ(str(infer(std::make_shared<Reshape>(Shape{N * 8}), {param("x", {N, 8})})), "Tensor[(N * 8,), f32]");
   expect_type_error([] { infer(std::make_shared<Reshape>(Shape{N, 4095}), {param("x", {N, 64, 64})}); },
                     {"'reshape' operand #0 (x)", "(N, 4095)"});
 }

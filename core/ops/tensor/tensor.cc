@@ -1,6 +1,7 @@
 #include "core/ops/tensor/tensor.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "core/ops/registry.h"
@@ -44,10 +45,12 @@ ir::TypePtr infer_reduce(const ir::Op& op, TypeCtx& ctx) {
 std::pair<int64_t, std::vector<std::string>> factor_numel(const ir::Shape& s) {
   int64_t coeff = 1;
   std::vector<std::string> sym;
-  for (const auto& d : s) {
+  std::function<void(const ir::ShapeDim&)> factor = [&](const ir::ShapeDim& d) {
     if (d.is_static()) coeff *= d.value();
+    else if (d.kind() == ir::DimKind::kMul) factor(d.lhs()), factor(d.rhs());
     else sym.push_back(d.to_string());
-  }
+  };
+  for (const auto& d : s) factor(d);
   std::sort(sym.begin(), sym.end());
   if (coeff == 0) sym.clear();
   return {coeff, sym};

@@ -25,6 +25,16 @@ class DimVar:
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _expr
 
 
+def dim_min(a, b):
+    """dim_min(a, b): the smaller extent (a DimExpr in the DSL)."""
+    return min(a, b) if isinstance(a, int) and isinstance(b, int) else a
+
+
+def dim_max(a, b):
+    """dim_max(a, b): the larger extent (a DimExpr in the DSL)."""
+    return max(a, b) if isinstance(a, int) and isinstance(b, int) else a
+
+
 class DType:
     def __init__(self, name):
         self.name = name
@@ -135,7 +145,7 @@ globals().update({name: _placeholder(name) for name in SURFACE_FUNCTIONS})
 
 __all__ = [
     "DimVar", "DType", "Tensor", "Target", "Mesh", "Layout", "ShardLayout", "Split",
-    "Broadcast", "Partial", "func", "DslFunction",
+    "Broadcast", "Partial", "func", "DslFunction", "dim_min", "dim_max",
     "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "fp8e4m3", "f8e8m0", "f4e2m1",
 ] + SURFACE_FUNCTIONS
 
