@@ -33,15 +33,19 @@ std::optional<StorageKind> storage_from_name(std::string_view name);
 // Layout(shape, strides): shape is a tuple of layout positions; strides (in
 // elements) has one entry per position, or is absent — the parser's sugar,
 // materialized to C-order at signature binding.
+// A ShardLayout (core/ir/shard.h) is a Layout that also says how the
+// positions are distributed over a Mesh; is_shard() tells them apart.
 class Layout {
  public:
   Layout(Shape shape, std::optional<std::vector<int64_t>> strides)
       : shape_(std::move(shape)), strides_(std::move(strides)) {}
+  virtual ~Layout() = default;
   const Shape& shape() const { return shape_; }
   const std::optional<std::vector<int64_t>>& strides() const { return strides_; }
-  bool structural_equal(const Layout& o) const;
-  size_t structural_hash() const;
-  std::string to_string() const;  // Layout((4, 8), strides=(8, 1))
+  virtual bool is_shard() const { return false; }
+  virtual bool structural_equal(const Layout& o) const;
+  virtual size_t structural_hash() const;
+  virtual std::string to_string() const;  // Layout((4, 8), strides=(8, 1))
 
  private:
   Shape shape_;
