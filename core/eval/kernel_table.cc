@@ -19,6 +19,32 @@ ir::DType KernelArgs::out_dtype() const {
   return t->dtype();
 }
 
+std::vector<int64_t> KernelArgs::out_shape(size_t field) const {
+  const ir::TupleType* t = ir::as_tuple(call.type());
+  TF_CHECK(t && field < t->fields().size(), "a tuple kernel's Call has a TupleType");
+  const ir::TensorType* f = ir::as_tensor(t->fields()[field]);
+  TF_CHECK(f, "a tuple kernel's result fields are tensors");
+  std::vector<int64_t> shape;
+  for (const ir::ShapeDim& d : f->shape()) shape.push_back(d.evaluate(bindings));
+  return shape;
+}
+
+ir::DType KernelArgs::out_dtype(size_t field) const {
+  const ir::TupleType* t = ir::as_tuple(call.type());
+  TF_CHECK(t && field < t->fields().size(), "a tuple kernel's Call has a TupleType");
+  const ir::TensorType* f = ir::as_tensor(t->fields()[field]);
+  TF_CHECK(f, "a tuple kernel's result fields are tensors");
+  return f->dtype();
+}
+
+void KernelTable::add_tuple(std::string op_name, TupleKernel k) { tuple_kernels_.emplace_back(std::move(op_name), k); }
+
+TupleKernel KernelTable::find_tuple(const std::string& op_name) const {
+  for (const auto& [name, k] : tuple_kernels_)
+    if (name == op_name) return k;
+  return nullptr;
+}
+
 void KernelTable::add(std::string op_name, Kernel k) { kernels_.emplace_back(std::move(op_name), k); }
 
 Kernel KernelTable::find(const std::string& op_name) const {
@@ -33,11 +59,15 @@ const KernelTable& kernel_table() {
     register_math_kernels(t);
     register_tensor_kernels(t);
     register_nn_kernels(t);
+    register_shape_kernels(t);
+    register_sharding_kernels(t);
     return t;
   }();
   return table;
 }
 
-bool has_kernel(const std::string& op_name) { return kernel_table().find(op_name) != nullptr; }
+bool has_kernel(const std::string& op_name) {
+  return kernel_table().find(op_name) != nullptr || kernel_table().find_tuple(op_name) != nullptr;
+}
 
 }  // namespace tf::eval

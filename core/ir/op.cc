@@ -10,6 +10,10 @@ namespace tf::ir {
 bool attr_value_equal(const AttrValue& a, const AttrValue& b) {
   if (a.index() != b.index()) return false;
   if (auto* s = std::get_if<Shape>(&a)) return shape_equal(*s, std::get<Shape>(b));
+  if (auto* l = std::get_if<LayoutPtr>(&a)) {
+    const LayoutPtr& m = std::get<LayoutPtr>(b);
+    return *l && m ? (*l)->structural_equal(*m) : *l == m;
+  }
   if (auto* d = std::get_if<double>(&a)) {
     // Bitwise, so NaN == NaN and -0.0 != 0.0: attributes are compared as written.
     double x = *d, y = std::get<double>(b);
@@ -28,6 +32,8 @@ size_t attr_value_hash(const AttrValue& v) {
           for (const auto& d : x) mix(d.structural_hash());
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           for (int64_t i : x) mix(std::hash<int64_t>()(i));
+        } else if constexpr (std::is_same_v<T, LayoutPtr>) {
+          mix(x ? x->structural_hash() : 0);
         } else if constexpr (std::is_same_v<T, DType> || std::is_same_v<T, StorageKind>) {
           mix(static_cast<size_t>(x));
         } else {
@@ -61,6 +67,7 @@ std::string attr_value_to_string(const AttrValue& v) {
         else if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(x));
         else if constexpr (std::is_same_v<T, StorageKind>) return "\"" + std::string(storage_name(x)) + "\"";
         else if constexpr (std::is_same_v<T, Shape>) return shape_to_string(x);
+        else if constexpr (std::is_same_v<T, LayoutPtr>) return x ? x->to_string() : "None";
         else {
           std::string s = "(";
           for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + std::to_string(x[i]);

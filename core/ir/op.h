@@ -18,8 +18,10 @@
 
 namespace tf::ir {
 
+// LayoutPtr: a layout-valued attribute (Reshard's target layout); compared
+// and hashed structurally, spelled as its DSL text.
 using AttrValue = std::variant<bool, int64_t, double, std::string, DType, std::vector<int64_t>,
-                               Shape, StorageKind>;
+                               Shape, StorageKind, LayoutPtr>;
 
 struct Attr {
   std::string name;  // the DSL keyword spelling

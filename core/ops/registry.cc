@@ -8,6 +8,8 @@ const Registry& registry() {
     register_math_ops(reg);
     register_tensor_ops(reg);
     register_nn_ops(reg);
+    register_shape_ops(reg);
+    register_sharding_ops(reg);
     return reg;
   }();
   return r;

@@ -41,5 +41,7 @@ class Registry {
 void register_math_ops(Registry& r);
 void register_tensor_ops(Registry& r);
 void register_nn_ops(Registry& r);
+void register_shape_ops(Registry& r);
+void register_sharding_ops(Registry& r);
 
 }  // namespace tf::ops

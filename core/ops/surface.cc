@@ -3,6 +3,7 @@
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
+#include "core/ops/shape/shape.h"
 #include "core/ops/tensor/tensor.h"
 
 namespace tf::ops {
@@ -84,6 +85,71 @@ void add_tensor(std::vector<SurfaceFn>& out) {
                  }});
 }
 
+// Tuple-valued operands (concat / stack inputs, insert_slice offsets,
+// shape_compose dims, conv2d's optional bias) are single tensor params here:
+// the Call takes them as one ir::Tuple operand (see SurfaceParam::tuple).
+SurfaceParam tuple_operand(const char* name) {
+  SurfaceParam p = tensor(name);
+  p.tuple = true;
+  return p;
+}
+
+// An int or an (h, w) pair, as a pair.
+std::vector<int64_t> pair_of(const std::vector<int64_t>& v) { return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v; }
+
+void add_tensor_catalog(std::vector<SurfaceFn>& out) {
+  out.push_back({"gather",
+                 {tensor("x"), tensor("indices"), attr("axis", AttrType::kInt),
+                  attr("batch_dims", AttrType::kInt, int64_t{0})},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Gather>(get<int64_t>(a, 0), get<int64_t>(a, 1));
+                 }});
+  out.push_back({"insert_slice", {tensor("dst"), tensor("update"), tuple_operand("offsets")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<InsertSlice>(); }});
+  out.push_back({"cache_update", {tensor("cache"), tensor("cur_pos"), tensor("s"), tensor("new")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<CacheUpdate>(); }});
+  out.push_back({"topk",
+                 {tensor("x"), attr("k", AttrType::kShape), attr("axis", AttrType::kInt, int64_t{-1}),
+                  attr("largest", AttrType::kBool, true), attr("sorted", AttrType::kBool, true)},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   const ir::Shape& k = get<ir::Shape>(a, 0);
+                   if (k.size() != 1) ir::fail(ir::ErrorKind::kType, "'topk' k must be one dim (an int or a DimVar expression)");
+                   return std::make_shared<TopK>(k[0], get<int64_t>(a, 1), get<bool>(a, 2), get<bool>(a, 3));
+                 }});
+  out.push_back({"concat", {tuple_operand("inputs"), attr("axis", AttrType::kInt, int64_t{0})},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<Concat>(get<int64_t>(a, 0)); }});
+  out.push_back({"stack", {tuple_operand("inputs"), attr("axis", AttrType::kInt, int64_t{0})},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<Stack>(get<int64_t>(a, 0)); }});
+  out.push_back({"shape_of", {tensor("x")}, [](const Attrs&) -> ir::OpPtr { return std::make_shared<ShapeOf>(); }});
+  out.push_back({"rank", {tensor("x")}, [](const Attrs&) -> ir::OpPtr { return std::make_shared<Rank>(); }});
+  out.push_back({"shape_extract", {tensor("shape"), attr("index", AttrType::kInt)},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<ShapeExtract>(get<int64_t>(a, 0)); }});
+  out.push_back({"shape_compose", {tuple_operand("dims")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<ShapeCompose>(); }});
+}
+
+void add_nn_catalog(std::vector<SurfaceFn>& out) {
+  SurfaceParam bias = tuple_operand("bias");
+  bias.optional = true;
+  out.push_back({"conv2d",
+                 {tensor("x"), tensor("weight"), bias, attr("stride", AttrType::kAxes, std::vector<int64_t>{1}),
+                  attr("padding", AttrType::kAxes, std::vector<int64_t>{0}),
+                  attr("dilation", AttrType::kAxes, std::vector<int64_t>{1}),
+                  attr("groups", AttrType::kInt, int64_t{1})},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Conv2D>(pair_of(get<std::vector<int64_t>>(a, 0)),
+                                                   pair_of(get<std::vector<int64_t>>(a, 1)),
+                                                   pair_of(get<std::vector<int64_t>>(a, 2)), get<int64_t>(a, 3));
+                 }});
+  out.push_back({"sigmoid", {tensor("x")}, [](const Attrs&) -> ir::OpPtr { return std::make_shared<Sigmoid>(); }});
+  out.push_back({"tanh", {tensor("x")}, [](const Attrs&) -> ir::OpPtr { return std::make_shared<Tanh>(); }});
+  out.push_back({"layer_norm",
+                 {tensor("x"), tensor("weight"), tensor("bias"), attr("eps", AttrType::kFloat, 1e-5)},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<LayerNorm>(get<double>(a, 0)); }});
+  out.push_back({"rope", {tensor("q"), tensor("k"), tensor("cos_cache"), tensor("sin_cache"), tensor("pos_ids")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<RoPE>(); }});
+}
+
 void add_nn(std::vector<SurfaceFn>& out) {
   out.push_back({"matmul", {tensor("a"), tensor("b")}, [](const Attrs&) -> ir::OpPtr {
                    return std::make_shared<MatMul>();
@@ -120,6 +186,8 @@ const std::vector<SurfaceFn>& all_surfaces() {
     add_math(t);
     add_tensor(t);
     add_nn(t);
+    add_tensor_catalog(t);
+    add_nn_catalog(t);
     return t;
   }();
   return table;

@@ -24,6 +24,13 @@ struct SurfaceParam {
   bool is_tensor = false;  // an operand (becomes a Call argument)
   AttrType type = AttrType::kInt;
   std::optional<ir::AttrValue> default_value;  // absent: required
+  // With is_tensor: the operand is one ir::Tuple of tensors, written as a
+  // Python tuple `(a, b, ...)` (concat's inputs, insert_slice's offsets);
+  // insert_slice also takes a bare scalar for a rank-1 dst.
+  bool tuple = false;
+  // With is_tensor: may be omitted or None, which passes an empty Tuple
+  // (conv2d's bias).
+  bool optional = false;
 };
 
 struct SurfaceFn {

@@ -31,6 +31,23 @@ const ir::TensorType& TypeCtx::float_tensor(size_t i) const {
   return t;
 }
 
+std::vector<const ir::TensorType*> TypeCtx::tensors(size_t i, bool allow_bare) const {
+  if (i >= types_.size()) operand_error(i, "present");
+  if (const ir::TensorType* t = ir::as_tensor(types_[i])) {
+    if (!allow_bare) operand_error(i, "a tuple of tensors");
+    return {t};
+  }
+  const ir::TupleType* tu = ir::as_tuple(types_[i]);
+  if (!tu) operand_error(i, "a tuple of tensors");
+  std::vector<const ir::TensorType*> out;
+  for (const auto& f : tu->fields()) {
+    const ir::TensorType* t = ir::as_tensor(f);
+    if (!t) operand_error(i, "a tuple of tensors (not nested tuples)");
+    out.push_back(t);
+  }
+  return out;
+}
+
 int64_t normalize_axis(const TypeCtx& ctx, int64_t axis, size_t rank, const char* attr) {
   int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r)

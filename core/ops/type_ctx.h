@@ -25,6 +25,10 @@ class TypeCtx {
   const ir::TensorType& tensor(size_t i) const;
   // Operand i as a float tensor.
   const ir::TensorType& float_tensor(size_t i) const;
+  // Operand i as a Tuple of tensors (how variadic operands travel: concat's
+  // inputs, insert_slice's offsets); a bare tensor is a 1-tuple when
+  // allow_bare. An error naming the operand otherwise.
+  std::vector<const ir::TensorType*> tensors(size_t i, bool allow_bare = false) const;
 
   // "'<op>' operand #i (<name>) must be <constraint>, but got <type>"
   [[noreturn]] void operand_error(size_t i, const std::string& constraint) const;

@@ -18,6 +18,9 @@ constexpr size_t kAlignment = 64;
 
 // DLPack 0.6 has no kDLBool; newer DLPack spells it 6.
 constexpr uint8_t kDLBoolCode = 6;
+// DLPack >= 1.1 type codes for the 8-bit floats (0.6 has none).
+constexpr uint8_t kDLFloat8E4M3FnCode = 10;
+constexpr uint8_t kDLFloat8E8M0FnuCode = 14;
 
 std::string device_name(const DLDevice& d) {
   std::string type;
@@ -60,6 +63,12 @@ ir::DType dtype_from_dl(DLDataType t) {
       if (t.bits == 32) return ir::DType::kI32;
       if (t.bits == 64) return ir::DType::kI64;
       break;
+    case kDLFloat8E4M3FnCode:
+      if (t.bits == 8) return ir::DType::kFP8E4M3;
+      break;
+    case kDLFloat8E8M0FnuCode:
+      if (t.bits == 8) return ir::DType::kF8E8M0;
+      break;
     case kDLUInt:  // torch 1.13 exports bool as {kDLUInt, 8}
     case kDLBoolCode:
       if (t.bits == 8) return ir::DType::kBool;
@@ -81,6 +90,8 @@ DLDataType dtype_to_dl(ir::DType d) {
     case ir::DType::kBF16: return dl(kDLBfloat, 16);
     case ir::DType::kF32: return dl(kDLFloat, 32);
     case ir::DType::kF64: return dl(kDLFloat, 64);
+    case ir::DType::kFP8E4M3: return dl(kDLFloat8E4M3FnCode, 8);
+    case ir::DType::kF8E8M0: return dl(kDLFloat8E8M0FnuCode, 8);
     default: break;
   }
   fail(ErrorKind::kUnsupported,

@@ -110,7 +110,9 @@ TEST(NDArray, DtypeMappingRoundTripsAndAcceptsBothBoolSpellings) {
   EXPECT_EQ(runtime::dtype_from_dl(DLDataType{6, 8, 1}), DType::kBool);  // kDLBool (DLPack >= 0.8)
   expect_error([] { runtime::dtype_from_dl(DLDataType{kDLUInt, 16, 1}); }, ir::ErrorKind::kUnsupported,
                "unsupported DLPack dtype");
-  expect_error([] { runtime::dtype_to_dl(DType::kFP8E4M3); }, ir::ErrorKind::kUnsupported, "fp8e4m3");
+  expect_error([] { runtime::dtype_to_dl(DType::kF4E2M1); }, ir::ErrorKind::kUnsupported, "f4e2m1");
+  EXPECT_EQ(runtime::dtype_from_dl(runtime::dtype_to_dl(DType::kFP8E4M3)), DType::kFP8E4M3);  // DLPack 1.1 codes
+  EXPECT_EQ(runtime::dtype_from_dl(runtime::dtype_to_dl(DType::kF8E8M0)), DType::kF8E8M0);
 }
 
 TEST(NDArray, CopyToStridedDestinationAndToDltensor) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ir/error.h"
+#include "core/runtime/float8.h"
 #include "core/runtime/half.h"
 #include "core/runtime/ndarray.h"
 #include "core/runtime/strided.h"
@@ -16,17 +17,23 @@
 namespace tf::eval {
 
 using runtime::BFloat16;
+using runtime::Float8E4M3;
+using runtime::Float8E8M0;
 using runtime::Half;
 using runtime::NDArray;
 
+// "Half" here means any float stored narrower than float and computed in
+// float: f16, bf16 and the 8-bit floats (each rounds once from float).
 template <typename T>
-inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+inline constexpr bool is_f8_v = std::is_same_v<T, Float8E4M3> || std::is_same_v<T, Float8E8M0>;
+template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || is_f8_v<T>;
 template <typename T>
 inline constexpr bool is_float_v = is_half_v<T> || std::is_floating_point_v<T>;
 template <typename T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-// The type arithmetic happens in: float for the 16-bit floats, else T itself.
+// The type arithmetic happens in: float for the narrow floats, else T itself.
 template <typename T>
 using compute_t = std::conditional_t<is_half_v<T>, float, T>;
 
@@ -60,7 +67,9 @@ decltype(auto) dispatch_dtype(ir::DType d, F&& f) {
     case ir::DType::kBF16: return f(BFloat16{});
     case ir::DType::kF32: return f(float{});
     case ir::DType::kF64: return f(double{});
-    default: unsupported_dtype(d);
+    case ir::DType::kFP8E4M3: return f(Float8E4M3{});
+    case ir::DType::kF8E8M0: return f(Float8E8M0{});
+    default: unsupported_dtype(d);  // f4e2m1
   }
 }
 

@@ -203,12 +203,15 @@ NDArray rms_norm_kernel(const KernelArgs& args) {
 
 }  // namespace
 
+void register_conv_norm_kernels(KernelTable& t);  // conv_norm.cc
+
 void register_nn_kernels(KernelTable& t) {
   t.add("MatMul", matmul_kernel);
   t.add("SoftMax", softmax_kernel);
   t.add("Silu", silu_kernel);
   t.add("Gelu", gelu_kernel);
   t.add("RMSNorm", rms_norm_kernel);
+  register_conv_norm_kernels(t);
 }
 
 }  // namespace tf::eval

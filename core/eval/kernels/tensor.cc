@@ -82,12 +82,16 @@ ReduceSplit split_axes(const NDArray& x, const std::vector<int64_t>& axes) {
   return s;
 }
 
-// The least value T holds: -inf for our floats (all have infinities), the
-// minimum for ints, false for bool — max's identity on an empty axis.
+// The least value T holds — max's identity on an empty axis: -inf for the
+// floats with infinities, the minimum for ints, false for bool.
+// fp8e4m3 is finite-only: its least value is -448; f8e8m0 has no sign and
+// no zero: its least value is code 0, 2^-127.
 template <typename T>
 compute_t<T> lowest() {
   using C = compute_t<T>;
-  if constexpr (std::is_floating_point_v<C>) return -std::numeric_limits<C>::infinity();
+  if constexpr (std::is_same_v<T, Float8E4M3>) return -448.0f;
+  else if constexpr (std::is_same_v<T, Float8E8M0>) return Float8E8M0{0}.to_float();
+  else if constexpr (std::is_floating_point_v<C>) return -std::numeric_limits<C>::infinity();
   else return std::numeric_limits<C>::lowest();
 }
 
@@ -194,11 +198,16 @@ NDArray slice_kernel(const KernelArgs& args) {
 
 NDArray zeros_kernel(const KernelArgs& args) {
   ir::DType d = args.out_dtype();
-  dispatch_dtype(d, [](auto) {});  // rejects dtypes whose zero bits are not 0 (f8e8m0) or unsupported
+  // f8e8m0 has no zero (code 0 is 2^-127), so zeros of it cannot exist.
+  if (d == ir::DType::kF8E8M0)
+    ir::fail(ir::ErrorKind::kUnsupported, "'zeros' of f8e8m0: the dtype has no zero value");
+  dispatch_dtype(d, [](auto) {});  // rejects unsupported dtypes (f4e2m1)
   return NDArray::empty(d, args.out_shape());
 }
 
 }  // namespace
+
+void register_combine_kernels(KernelTable& t);  // combine.cc
 
 void register_tensor_kernels(KernelTable& t) {
   t.add("Cast", cast_kernel);
@@ -207,6 +216,7 @@ void register_tensor_kernels(KernelTable& t) {
   t.add("Transpose", transpose_kernel);
   t.add("Slice", slice_kernel);
   t.add("Zeros", zeros_kernel);
+  register_combine_kernels(t);
 }
 
 }  // namespace tf::eval

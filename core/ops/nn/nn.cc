@@ -54,7 +54,15 @@ ir::TypePtr infer_rms_norm(const ir::Op& op, TypeCtx& ctx) {
   return ir::TensorType::make(x.shape(), x.dtype(), x.layout(), result_storage({&x, &w}));
 }
 
+ir::TypePtr infer_relu(const ir::Op&, TypeCtx& ctx) {
+  const ir::TensorType& x = ctx.tensor(0);
+  if (ir::is_bool(x.dtype())) ctx.operand_error(0, "a numeric (non-bool) tensor");
+  return ir::TensorType::make(x.shape(), x.dtype(), x.layout(), x.storage());
+}
+
 }  // namespace
+
+void register_conv_norm_ops(Registry& r);  // conv_norm.cc
 
 void register_nn_ops(Registry& r) {
   r.add({"MatMul", "Batched matrix product with broadcast batch dims", {"a", "b"}, infer_matmul});
@@ -63,6 +71,10 @@ void register_nn_ops(Registry& r) {
   r.add({"Gelu", "Gaussian error linear unit (tanh or erf form)", {"x"}, infer_gelu});
   r.add({"RMSNorm", "Root-mean-square norm over the last axis, scaled by weight", {"x", "weight"},
          infer_rms_norm});
+  r.add({"ReLU", "max(x, 0)", {"x"}, infer_relu});
+  r.add({"Sigmoid", "1 / (1 + exp(-x))", {"x"}, infer_elementwise_float});
+  r.add({"Tanh", "Hyperbolic tangent", {"x"}, infer_elementwise_float});
+  register_conv_norm_ops(r);
 }
 
 }  // namespace tf::ops

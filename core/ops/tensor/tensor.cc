@@ -135,6 +135,9 @@ SliceAxis resolve_slice_axis(const ir::ShapeDim& begin, const ir::ShapeDim& end,
   return {b, e, extent};
 }
 
+void register_indexing_ops(Registry& r);  // indexing.cc
+void register_combine_ops(Registry& r);   // combine.cc
+
 void register_tensor_ops(Registry& r) {
   r.add({"Cast", "Convert the element dtype", {"x"}, infer_cast});
   r.add({"Reduce", "Reduce over axes: mean, sum, max or abs_max", {"x"}, infer_reduce});
@@ -142,6 +145,8 @@ void register_tensor_ops(Registry& r) {
   r.add({"Transpose", "Permute axes", {"x"}, infer_transpose});
   r.add({"Slice", "Strided window per axis", {"x"}, infer_slice});
   r.add({"Zeros", "Zero-initialized tensor", {}, infer_zeros});
+  register_indexing_ops(r);
+  register_combine_ops(r);
 }
 
 }  // namespace tf::ops

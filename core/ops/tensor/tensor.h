@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/ir/expr.h"
 #include "core/ir/op.h"
 
 namespace tf::ops {
@@ -99,5 +100,95 @@ struct SliceAxis {
 // Python slice normalization for one axis; static bounds are clamped.
 SliceAxis resolve_slice_axis(const ir::ShapeDim& begin, const ir::ShapeDim& end, int64_t stride,
                              const ir::ShapeDim& dim);
+
+// ---- Indexing and writes (typeinfer in indexing.cc) ---------------------------
+
+// out[c.., i.., t..] = x[c.., indices[b.., i..], t..]; the first batch_dims
+// axes of x and indices are shared (batching only when batch_dims > 0).
+struct Gather final : ir::Op {
+  Gather(int64_t a, int64_t b) : axis(a), batch_dims(b) {}
+  int64_t axis;
+  int64_t batch_dims = 0;
+  std::string_view name() const override { return "Gather"; }
+  std::string surface_name() const override { return "gather"; }
+  std::vector<ir::Attr> attrs() const override { return {{"axis", axis}, {"batch_dims", batch_dims}}; }
+};
+
+// Operands (dst, update, offsets): offsets is a rank-0 integer tensor (rank-1
+// dst) or a Tuple of them, one per axis. `literal` holds, per offset, the
+// value when the builder knew it as a literal (typeinfer checks those
+// windows; the others are checked at run time). It is derived from the
+// offset operands (see insert_slice_literals), so it is not a printed attr.
+struct InsertSlice final : ir::Op {
+  explicit InsertSlice(std::vector<std::optional<int64_t>> lit = {}) : literal(std::move(lit)) {}
+  std::vector<std::optional<int64_t>> literal;
+  std::string_view name() const override { return "InsertSlice"; }
+  std::string surface_name() const override { return "insert_slice"; }
+  std::vector<ir::Attr> attrs() const override;
+  std::vector<ir::Attr> surface_attrs() const override { return {}; }
+};
+
+// Operands (cache, cur_pos, s, new): writes new[:, :s] at cache[:, cur_pos:].
+struct CacheUpdate final : ir::Op {
+  std::string_view name() const override { return "CacheUpdate"; }
+  std::string surface_name() const override { return "cache_update"; }
+  std::vector<ir::Attr> attrs() const override { return {}; }
+};
+
+// (values, indices) of the k largest (or smallest) entries along axis.
+struct TopK final : ir::Op {
+  TopK(ir::ShapeDim kk, int64_t a, bool l, bool s) : k(std::move(kk)), axis(a), largest(l), sorted(s) {}
+  ir::ShapeDim k;
+  int64_t axis = -1;
+  bool largest = true;
+  bool sorted = true;
+  std::string_view name() const override { return "TopK"; }
+  std::string surface_name() const override { return "topk"; }
+  std::vector<ir::Attr> attrs() const override {
+    return {{"k", ir::Shape{k}}, {"axis", axis}, {"largest", largest}, {"sorted", sorted}};
+  }
+};
+
+// ---- Combining and shape queries (typeinfer in combine.cc) --------------------
+
+// Operand: a Tuple of tensors joined along an existing axis.
+struct Concat final : ir::Op {
+  explicit Concat(int64_t a) : axis(a) {}
+  int64_t axis;
+  std::string_view name() const override { return "Concat"; }
+  std::string surface_name() const override { return "concat"; }
+  std::vector<ir::Attr> attrs() const override { return {{"axis", axis}}; }
+};
+
+// Operand: a Tuple of equal-shape tensors joined along a new axis.
+struct Stack final : ir::Op {
+  explicit Stack(int64_t a) : axis(a) {}
+  int64_t axis;
+  std::string_view name() const override { return "Stack"; }
+  std::string surface_name() const override { return "stack"; }
+  std::vector<ir::Attr> attrs() const override { return {{"axis", axis}}; }
+};
+
+// x's shape as an i64 tensor of length rank(x) (a "shape value").
+struct ShapeOf final : ir::Op {
+  std::string_view name() const override { return "ShapeOf"; }
+  std::string surface_name() const override { return "shape_of"; }
+  std::vector<ir::Attr> attrs() const override { return {}; }
+};
+
+// rank(x) as a rank-0 i64 tensor.
+struct Rank final : ir::Op {
+  std::string_view name() const override { return "Rank"; }
+  std::string surface_name() const override { return "rank"; }
+  std::vector<ir::Attr> attrs() const override { return {}; }
+};
+
+// The InsertSlice `literal` list for an offsets operand (a Constant or a
+// Tuple of Exprs): each Constant's value, nullopt for a runtime operand.
+std::vector<std::optional<int64_t>> insert_slice_literals(const ir::ExprPtr& offsets);
+
+// Shared typing helpers of the tensor family.
+// A rank-0 (or all-literal-1) tensor of an integer dtype; `i32_only` narrows it.
+bool is_int_scalar(const ir::TensorType& t, bool i32_only = false);
 
 }  // namespace tf::ops

@@ -1,0 +1,604 @@
+#include "core/ops/sharding/shard_rules.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/ops/sharding/shard_util.h"
+
+namespace tf::ops {
+namespace {
+
+using ir::Reduction;
+using ir::ShardAttr;
+using ir::ShardLayout;
+using Kind = ShardAttr::Kind;
+
+// ---- reading operands and attributes -------------------------------------
+
+const ShardLayout* shard_of(const TypeCtx& ctx, size_t i) {
+  if (i >= ctx.num_operands()) return nullptr;
+  const ir::TensorType* t = ir::as_tensor(ctx.type(i));
+  return t ? ir::as_shard_layout(t->layout()) : nullptr;
+}
+
+const ir::AttrValue* find_attr(const std::vector<ir::Attr>& attrs, const char* name) {
+  for (const auto& a : attrs)
+    if (a.name == name) return &a.value;
+  return nullptr;
+}
+std::string attr_str(const ir::Op& op, const char* name) {
+  auto attrs = op.attrs();
+  const ir::AttrValue* v = find_attr(attrs, name);
+  return v && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : "";
+}
+int64_t attr_int(const ir::Op& op, const char* name, int64_t def) {
+  auto attrs = op.attrs();
+  const ir::AttrValue* v = find_attr(attrs, name);
+  return v && std::holds_alternative<int64_t>(*v) ? std::get<int64_t>(*v) : def;
+}
+std::vector<int64_t> attr_ints(const ir::Op& op, const char* name) {
+  auto attrs = op.attrs();
+  const ir::AttrValue* v = find_attr(attrs, name);
+  return v && std::holds_alternative<std::vector<int64_t>>(*v) ? std::get<std::vector<int64_t>>(*v)
+                                                               : std::vector<int64_t>{};
+}
+bool attr_bool(const ir::Op& op, const char* name, bool def) {
+  auto attrs = op.attrs();
+  const ir::AttrValue* v = find_attr(attrs, name);
+  return v && std::holds_alternative<bool>(*v) ? std::get<bool>(*v) : def;
+}
+
+int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+// ---- diagnostics -----------------------------------------------------------
+
+std::string broadcast_fix(const TypeCtx& ctx, size_t i, const ShardLayout& l) {
+  std::string attrs;
+  for (size_t m = 0; m < l.attrs().size(); ++m) attrs += (m ? ", " : "") + std::string("Broadcast()");
+  if (l.attrs().size() == 1) attrs += ",";
+  std::string mesh = l.mesh()->name.empty() ? l.mesh()->to_string() : l.mesh()->name;
+  (void)ctx;
+  (void)i;
+  return "use an explicit Reshard to Broadcast first: reshard(x, layout=ShardLayout(" + mesh + ", (" + attrs + ")))";
+}
+
+// The one shape of a Partial rejection: names the operand, the reduction, the
+// mesh axis, why, and the fix.
+[[noreturn]] void reject_partial(const TypeCtx& ctx, size_t i, const ShardLayout& l, size_t m,
+                                 const std::string& why) {
+  ctx.operand_error(i, "free of Partial(\"" + std::string(ir::reduction_name(l.attrs()[m].reduction)) +
+                           "\") on " + shard::mesh_axis_name(l, m) + ": " + why + "; " + broadcast_fix(ctx, i, l));
+}
+
+[[noreturn]] void reject_layout(const TypeCtx& ctx, size_t i, const ShardLayout& l, const std::string& why) {
+  ctx.operand_error(i, why + " (fail closed, no layout is fabricated); " + broadcast_fix(ctx, i, l));
+}
+
+const ir::TensorType& result_tensor(const TypeCtx& ctx, const ir::TypePtr& result) {
+  const ir::TensorType* t = ir::as_tensor(result);
+  if (!t) ctx.error("has a sharded operand but a non-tensor result; no sharding rule applies");
+  return *t;
+}
+
+std::vector<ShardAttr> logical_or_reject(const TypeCtx& ctx, size_t i, const ShardLayout& l) {
+  auto logical = shard::to_logical(ctx.tensor(i).shape(), l);
+  if (!logical) reject_layout(ctx, i, l, "a canonical ShardLayout (a composed layout has no derivable output)");
+  return *logical;
+}
+
+ir::LayoutPtr canonical_or_reject(const TypeCtx& ctx, const ir::MeshPtr& mesh, const std::vector<ShardAttr>& logical,
+                                  const ir::Shape& shape) {
+  try {
+    return shard::canonical_layout(mesh, logical, shape);
+  } catch (const ir::Error& e) {
+    ctx.error(std::string("result layout cannot be built: ") + e.what());
+  }
+}
+
+// Every operand from `first` on must be unsharded or fully Broadcast.
+void require_replicated(const TypeCtx& ctx, size_t first, const std::string& why) {
+  for (size_t i = first; i < ctx.num_operands(); ++i) {
+    const ShardLayout* l = shard_of(ctx, i);
+    if (!l || shard::all_broadcast(*l)) continue;
+    for (size_t m = 0; m < l->attrs().size(); ++m)
+      if (l->attrs()[m].is_partial()) reject_partial(ctx, i, *l, m, why);
+    reject_layout(ctx, i, *l, "unsharded or Broadcast (" + why + ")");
+  }
+}
+
+// ---- elementwise single-input ops -------------------------------------------
+
+// Which Partial reductions a pointwise function provably commutes with.
+struct Commutes {
+  bool sum = false, max = false, min = false;
+  bool with(Reduction r) const { return r == Reduction::kSum ? sum : r == Reduction::kMax ? max : min; }
+};
+constexpr Commutes kNone{};
+constexpr Commutes kMonotone{false, true, true};
+constexpr Commutes kLinear{true, false, false};
+constexpr Commutes kAll{true, true, true};
+
+ir::TypePtr pointwise(const TypeCtx& ctx, const ir::TypePtr& result, Commutes c, const std::string& why) {
+  const ShardLayout* l = shard_of(ctx, 0);
+  if (l)
+    for (size_t m = 0; m < l->attrs().size(); ++m)
+      if (l->attrs()[m].is_partial() && !c.with(l->attrs()[m].reduction)) reject_partial(ctx, 0, *l, m, why);
+  require_replicated(ctx, 1, "a secondary input must be replicated");
+  return shard::with_layout(result_tensor(ctx, result), ctx.tensor(0).layout());
+}
+
+Commutes unary_commutes(const std::string& kind) {
+  static const std::set<std::string> monotone = {"exp", "log", "relu", "ceil", "round", "exp2", "log2"};
+  if (monotone.count(kind)) return kMonotone;
+  if (kind == "neg") return kLinear;
+  return kNone;
+}
+
+ir::TypePtr rule_unary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  std::string kind = attr_str(op, "kind");
+  Commutes c = unary_commutes(kind);
+  std::string why = c.max ? kind + " is monotone non-decreasing: it commutes with max / min but not sum"
+                    : c.sum ? kind + " is linear: it commutes with sum but not max / min (negation reverses order)"
+                            : kind + " is not proven to commute with any reduction";
+  return pointwise(ctx, r, c, why);
+}
+ir::TypePtr rule_cast(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  return pointwise(ctx, r, kAll, "");  // spec Cast: a ShardLayout input keeps its layout
+}
+ir::TypePtr rule_monotone(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  return pointwise(ctx, r, kMonotone,
+                   op.surface_name() + " is monotone non-decreasing: it commutes with max / min but not sum");
+}
+ir::TypePtr rule_not_monotone(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  return pointwise(ctx, r, kNone, op.surface_name() + " is not monotone and commutes with no reduction");
+}
+
+// SoftMax / LayerNorm / RMSNorm: normalize across an axis; no Partial anywhere,
+// and the normalized axis must not be Split (each instance would normalize its
+// own shard only).
+ir::TypePtr rule_normalize(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  std::string why = op.surface_name() + " normalizes across an axis (a non-monotonic combination of every value "
+                    "on it), so no reduction provably commutes";
+  require_replicated(ctx, 1, why);
+  const ShardLayout* l = shard_of(ctx, 0);
+  if (!l) return r;
+  for (size_t m = 0; m < l->attrs().size(); ++m)
+    if (l->attrs()[m].is_partial()) reject_partial(ctx, 0, *l, m, why);
+  size_t rank = ctx.tensor(0).rank();
+  int64_t axis = op.name() == "SoftMax" ? norm_axis(attr_int(op, "axis", -1), rank) : static_cast<int64_t>(rank) - 1;
+  auto logical = logical_or_reject(ctx, 0, *l);
+  for (const auto& a : logical)
+    if (a.is_split() && a.pos == axis)
+      reject_layout(ctx, 0, *l, "not Split on the normalized axis " + std::to_string(axis));
+  return shard::with_layout(result_tensor(ctx, r), ctx.tensor(0).layout());
+}
+
+// ---- Binary ----------------------------------------------------------------
+
+std::set<size_t> partial_axes(const ShardLayout* l) {
+  std::set<size_t> s;
+  if (l)
+    for (size_t m = 0; m < l->attrs().size(); ++m)
+      if (l->attrs()[m].is_partial()) s.insert(m);
+  return s;
+}
+
+ir::TypePtr rule_binary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  const ShardLayout* L = shard_of(ctx, 0);
+  const ShardLayout* R = shard_of(ctx, 1);
+  if (L && shard::all_broadcast(*L) && R && !shard::all_broadcast(*R)) L = nullptr;
+  if (R && shard::all_broadcast(*R) && L && !shard::all_broadcast(*L)) R = nullptr;
+  const std::string kind = attr_str(op, "kind");
+  if (L && R && !L->mesh()->structural_equal(*R->mesh()))
+    ctx.operand_error(1, "on the same mesh as operand #0 (" + L->mesh()->to_string() + ")");
+  const ShardLayout* S = L ? L : R;
+  size_t n = S->attrs().size();
+  // Partial states on different mesh axes are not interchangeable.
+  auto pl = partial_axes(L), pr = partial_axes(R);
+  if (!pl.empty() && !pr.empty() && pl != pr)
+    reject_partial(ctx, 1, *R, *pr.begin(),
+                   kind + " of two Partial inputs whose states occupy different mesh axes is rejected");
+  std::vector<ShardAttr> out(n, ShardAttr::broadcast());
+  for (size_t m = 0; m < n; ++m) {
+    ShardAttr a = L ? L->attrs()[m] : ShardAttr::broadcast();
+    ShardAttr b = R ? R->attrs()[m] : ShardAttr::broadcast();
+    if (a.is_partial() && b.is_partial()) {
+      if (kind == "add" && a.reduction == Reduction::kSum && b.reduction == Reduction::kSum) {
+        out[m] = a;
+        continue;
+      }
+      reject_partial(ctx, a.reduction != Reduction::kSum || kind != "add" ? 0 : 1, *L, m,
+                     kind == "add" ? "add of two Partials commutes only when both carry reduction=\"sum\" "
+                                     "(max(x)+max(y) is not max(x+y))"
+                                   : kind + " of two Partial operands is not proven to commute with any reduction");
+    }
+    if (a.is_partial() || b.is_partial()) {
+      size_t i = a.is_partial() ? 0 : 1;
+      const ShardAttr& p = a.is_partial() ? a : b;
+      const ShardAttr& other = a.is_partial() ? b : a;
+      const ShardLayout& pl_ = i == 0 ? *L : *R;
+      if (other.is_split())
+        reject_partial(ctx, i, pl_, m, "a Partial combined with a Split operand on the same mesh axis is not proven");
+      bool ok = (kind == "add" && p.reduction != Reduction::kSum) || (kind == "mul" && p.reduction == Reduction::kSum);
+      if (!ok) {
+        std::string why = kind == "add" ? "add with a replicated operand commutes only with max / min "
+                                          "(sum(x)+b != sum(x+b))"
+                          : kind == "mul" ? "mul by a replicated operand commutes only with sum (the constant's sign "
+                                            "is not provable; a negative scale flips max to min)"
+                                          : kind + " is not proven to commute with any reduction";
+        reject_partial(ctx, i, pl_, m, why);
+      }
+      out[m] = p;
+      continue;
+    }
+    if (a.is_split() && b.is_split() && a.pos != b.pos)
+      reject_layout(ctx, 1, *R, "Split on the same layout position as operand #0 on " + shard::mesh_axis_name(*S, m));
+    out[m] = a.is_split() ? a : b;
+  }
+  // The result takes the sharded operands' layout positions: they must cover
+  // the result shape exactly (no broadcasting of a sharded operand).
+  for (size_t i = 0; i < 2; ++i) {
+    const ShardLayout* l = i == 0 ? L : R;
+    if (l && !ir::shape_equal(ctx.tensor(i).shape(), rt.shape()))
+      reject_layout(ctx, i, *l, "of the result's shape " + ir::shape_to_string(rt.shape()) +
+                                    " (a sharded operand is not broadcast)");
+  }
+  if (L && R && !ir::shape_equal(L->shape(), R->shape()))
+    reject_layout(ctx, 1, *R, "laid out over the same layout positions as operand #0 " + L->Layout::to_string());
+  return shard::with_layout(rt, ShardLayout::make(S->mesh(), out, S->shape(), S->strides()));
+}
+
+// ---- Reduce ----------------------------------------------------------------
+
+ir::TypePtr rule_reduce(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  const ShardLayout& l = *shard_of(ctx, 0);
+  const ir::TensorType& x = ctx.tensor(0);
+  std::string kind = attr_str(op, "kind");
+  for (size_t m = 0; m < l.attrs().size(); ++m) {
+    if (!l.attrs()[m].is_partial()) continue;
+    Reduction red = l.attrs()[m].reduction;
+    bool ok = ((kind == "sum" || kind == "mean") && red == Reduction::kSum) || (kind == "max" && red == Reduction::kMax);
+    if (!ok)
+      reject_partial(ctx, 0, l, m,
+                     "Reduce kind=\"" + kind + "\" does not commute with reduction \"" +
+                         std::string(ir::reduction_name(red)) +
+                         "\" (sum / mean commute with sum only, max with max only, abs_max with none)");
+  }
+  if (!l.strides())
+    reject_layout(ctx, 0, l, "a ShardLayout with explicit producer strides (non-default-stride sharded input)");
+  auto runs = shard::axis_runs(x.shape(), l.shape());
+  if (!runs) reject_layout(ctx, 0, l, "a ShardLayout whose positions factor the tensor shape");
+  std::set<int64_t> reduced;
+  for (int64_t a : attr_ints(op, "axes")) reduced.insert(norm_axis(a, x.rank()));
+  bool keepdim = attr_bool(op, "keepdim", true);
+  ir::Shape positions;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> new_pos(l.shape().size(), -1);
+  for (size_t k = 0; k < runs->size(); ++k) {
+    auto [b, e] = (*runs)[k];
+    if (reduced.count(static_cast<int64_t>(k))) {
+      if (keepdim) {
+        positions.push_back(ir::ShapeDim(1));
+        strides.push_back(0);
+      }
+      continue;
+    }
+    for (size_t p = b; p < e; ++p) {
+      new_pos[p] = static_cast<int64_t>(positions.size());
+      positions.push_back(l.shape()[p]);
+      strides.push_back((*l.strides())[p]);
+    }
+  }
+  std::vector<ShardAttr> attrs = l.attrs();
+  for (auto& a : attrs)
+    if (a.is_split()) a = new_pos[a.pos] < 0 ? ShardAttr::broadcast() : ShardAttr::split(new_pos[a.pos]);
+  return shard::with_layout(rt, ShardLayout::make(l.mesh(), attrs, positions, strides));
+}
+
+// ---- MatMul ----------------------------------------------------------------
+
+ir::TypePtr rule_matmul(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  const ShardLayout* A = shard_of(ctx, 0);
+  const ShardLayout* B = shard_of(ctx, 1);
+  if (A && B && !A->mesh()->structural_equal(*B->mesh()))
+    ctx.operand_error(1, "on the same mesh as operand #0 (" + A->mesh()->to_string() + ")");
+  const ShardLayout* S = A ? A : B;
+  size_t n = S->attrs().size();
+  int64_t ra = static_cast<int64_t>(ctx.tensor(0).rank()), rb = static_cast<int64_t>(ctx.tensor(1).rank());
+  int64_t ro = static_cast<int64_t>(rt.rank());
+  if ((A && ra < 2) || (B && rb < 2)) ctx.error("a sharded matmul needs rank >= 2 operands (fail closed)");
+  std::vector<ShardAttr> la = A ? logical_or_reject(ctx, 0, *A) : std::vector<ShardAttr>(n, ShardAttr::broadcast());
+  std::vector<ShardAttr> lb = B ? logical_or_reject(ctx, 1, *B) : std::vector<ShardAttr>(n, ShardAttr::broadcast());
+  std::vector<ShardAttr> out(n, ShardAttr::broadcast());
+  const std::string linear = "matmul is linear in one value input only when the other is Broadcast / replicated";
+  for (size_t m = 0; m < n; ++m) {
+    const ShardAttr &a = la[m], &b = lb[m];
+    if (a.is_partial() && b.is_partial()) reject_partial(ctx, 1, *B, m, "a double-Partial matmul input is rejected");
+    if (a.is_partial() || b.is_partial()) {
+      size_t i = a.is_partial() ? 0 : 1;
+      const ShardAttr& p = a.is_partial() ? a : b;
+      const ShardAttr& other = a.is_partial() ? b : a;
+      if (p.reduction != Reduction::kSum)
+        reject_partial(ctx, i, i ? *B : *A, m, "a non-sum reduction does not commute with matmul");
+      if (other.kind != Kind::kBroadcast) reject_partial(ctx, i, i ? *B : *A, m, linear);
+      out[m] = p;
+    } else if (a.is_split() && b.is_split()) {
+      if (a.pos != ra - 1 || b.pos != rb - 2)
+        reject_layout(ctx, 1, *B, "Split on the contracted axis together with operand #0 (K-split)");
+      out[m] = ShardAttr::partial(Reduction::kSum);  // per-instance partial products
+    } else if (a.is_split()) {
+      if (a.pos == ra - 1) reject_layout(ctx, 0, *A, "split on K only together with operand #1's K");
+      if (a.pos < ra - 2 && rb != 2) reject_layout(ctx, 0, *A, "split on a batch axis only against a rank-2 rhs");
+      out[m] = ShardAttr::split(a.pos + (ro - ra));
+    } else if (b.is_split()) {
+      if (b.pos != rb - 1) reject_layout(ctx, 1, *B, "split on N only (a K-split needs operand #0 split on K)");
+      out[m] = ShardAttr::split(ro - 1);
+    }
+  }
+  return shard::with_layout(rt, canonical_or_reject(ctx, S->mesh(), out, rt.shape()));
+}
+
+// ---- Gather ----------------------------------------------------------------
+
+ir::TypePtr rule_gather(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  require_replicated(ctx, 1, "gather indices must be replicated");
+  const ShardLayout* l = shard_of(ctx, 0);
+  if (!l) return r;
+  const ir::TensorType& x = ctx.tensor(0);
+  int64_t axis = norm_axis(attr_int(op, "axis", 0), x.rank());
+  int64_t batch = attr_int(op, "batch_dims", 0);
+  if (batch > 0 && !shard::all_broadcast(*l))
+    reject_layout(ctx, 0, *l, "unsharded or Broadcast when batch_dims > 0 (batched sharded gather is not supported)");
+  auto logical = logical_or_reject(ctx, 0, *l);
+  int64_t splits = 0;
+  bool on_axis = false;
+  for (const auto& a : logical)
+    if (a.is_split()) ++splits, on_axis |= a.pos == axis;
+  if (on_axis && splits > 1)
+    reject_layout(ctx, 0, *l, "split at most once when a Split targets the gathered axis (multiple Splits)");
+  int64_t inserted = static_cast<int64_t>(ctx.tensor(1).rank()) - batch;
+  for (auto& a : logical) {
+    if (!a.is_split()) continue;  // Broadcast and Partial carry through (gather is a linear row selection)
+    if (a.pos == axis) a = ShardAttr::partial(Reduction::kSum);
+    else if (a.pos > axis) a.pos += inserted - 1;
+  }
+  return shard::with_layout(rt, canonical_or_reject(ctx, l->mesh(), logical, rt.shape()));
+}
+
+// ---- TopK ------------------------------------------------------------------
+
+ir::TypePtr rule_topk(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ShardLayout& l = *shard_of(ctx, 0);
+  for (size_t m = 0; m < l.attrs().size(); ++m)
+    if (l.attrs()[m].is_partial())
+      reject_partial(ctx, 0, l, m,
+                     "topk indices identify the winning position, which a per-device partial value cannot recover");
+  const ir::TensorType& x = ctx.tensor(0);
+  int64_t axis = norm_axis(attr_int(op, "axis", -1), x.rank());
+  auto logical = logical_or_reject(ctx, 0, l);
+  for (const auto& a : logical)
+    if (a.is_split() && a.pos == axis)
+      reject_layout(ctx, 0, l, "not Split on the selected axis " + std::to_string(axis));
+  const ir::TupleType* tu = ir::as_tuple(r);
+  if (!tu) ctx.error("topk must produce a (values, indices) tuple");
+  std::vector<ir::TypePtr> fields;
+  for (const auto& f : tu->fields()) {
+    const ir::TensorType& ft = *ir::as_tensor(f);
+    fields.push_back(shard::with_layout(ft, canonical_or_reject(ctx, l.mesh(), logical, ft.shape())));
+  }
+  return ir::TupleType::make(std::move(fields));
+}
+
+// ---- Reshape ---------------------------------------------------------------
+
+// The view rule: each non-size-1 new axis is the product of a contiguous run
+// of whole layout positions; size-1 positions and axes hold no sharding and
+// insert / drop freely. Anything else (including the Split-divide case, not
+// yet implemented) fails closed.
+ir::TypePtr rule_reshape(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  const ShardLayout& l = *shard_of(ctx, 0);
+  if (shard::all_broadcast(l)) return shard::with_layout(rt, nullptr);
+  const std::string why = "a reshape expressible as a view over its layout positions " + l.Layout::to_string();
+  std::set<int64_t> split_pos;
+  for (const auto& a : l.attrs())
+    if (a.is_split()) split_pos.insert(a.pos);
+  std::vector<int64_t> new_pos(l.shape().size(), -1);
+  ir::Shape positions;
+  std::vector<int64_t> strides;
+  const auto& in = l.shape();
+  size_t p = 0;
+  auto skip_ones = [&] {
+    while (p < in.size() && in[p].is_static() && in[p].value() == 1 && !split_pos.count(static_cast<int64_t>(p))) ++p;
+  };
+  for (const auto& d : rt.shape()) {
+    if (d.is_static() && d.value() == 1) {
+      positions.push_back(ir::ShapeDim(1));
+      strides.push_back(0);
+      continue;
+    }
+    skip_ones();
+    if (!d.is_static()) {
+      if (p >= in.size() || !in[p].structural_equal(d)) reject_layout(ctx, 0, l, why);
+      new_pos[p] = static_cast<int64_t>(positions.size());
+      positions.push_back(in[p]);
+      strides.push_back(l.strides() ? (*l.strides())[p] : 0);
+      ++p;
+      continue;
+    }
+    int64_t product = 1;
+    while (product < d.value()) {
+      if (p >= in.size() || !in[p].is_static()) reject_layout(ctx, 0, l, why);
+      product *= in[p].value();
+      new_pos[p] = static_cast<int64_t>(positions.size());
+      positions.push_back(in[p]);
+      strides.push_back(l.strides() ? (*l.strides())[p] : 0);
+      ++p;
+    }
+    if (product != d.value()) reject_layout(ctx, 0, l, why);
+  }
+  skip_ones();
+  if (p != in.size()) reject_layout(ctx, 0, l, why);
+  std::vector<ShardAttr> attrs = l.attrs();
+  for (auto& a : attrs)
+    if (a.is_split()) a.pos = new_pos[a.pos];
+  return shard::with_layout(rt, ShardLayout::make(l.mesh(), attrs, positions,
+                                                  l.strides() ? std::optional(strides) : std::nullopt));
+}
+
+// ---- writes: InsertSlice / CacheUpdate --------------------------------------
+
+// dst (operand 0) and the written value (operand `src`): a Partial dst needs
+// src to carry the identical mesh and per-axis state; a complete dst rejects
+// a Partial src. Other operands (offsets, positions) must be replicated.
+ir::TypePtr write_rule(const TypeCtx& ctx, const ir::TypePtr& r, size_t src, const std::string& what) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  const ShardLayout* d = shard_of(ctx, 0);
+  const ShardLayout* s = shard_of(ctx, src);
+  for (size_t i = 1; i < ctx.num_operands(); ++i)
+    if (i != src) {
+      const ShardLayout* o = shard_of(ctx, i);
+      if (o && !shard::all_broadcast(*o)) reject_layout(ctx, i, *o, "unsharded or Broadcast (a position operand)");
+    }
+  if (d && d->has_partial()) {
+    bool same = s && s->mesh()->structural_equal(*d->mesh()) && s->attrs().size() == d->attrs().size();
+    if (same)
+      for (size_t m = 0; m < d->attrs().size(); ++m) same &= d->attrs()[m] == s->attrs()[m];
+    if (!same)
+      ctx.operand_error(src, "sharded like the Partial " + what + " (the identical mesh and per-mesh-axis "
+                             "ShardAttr state " + d->to_string() + "); " + broadcast_fix(ctx, 0, *d));
+    return shard::with_layout(rt, ctx.tensor(0).layout());
+  }
+  if (s)
+    for (size_t m = 0; m < s->attrs().size(); ++m)
+      if (s->attrs()[m].is_partial())
+        reject_partial(ctx, src, *s, m, "a complete " + what + " cannot preserve a Partial written into it");
+  if (d && s && !d->mesh()->structural_equal(*s->mesh())) ctx.operand_error(src, "on the " + what + "'s mesh");
+  if (s && !shard::all_broadcast(*s) && !d)
+    reject_layout(ctx, src, *s, "unsharded or Broadcast when the " + what + " is unsharded");
+  if (d) {
+    auto logical = logical_or_reject(ctx, 0, *d);
+    for (const auto& a : logical)
+      if (a.is_split()) reject_layout(ctx, 0, *d, "not Split (a windowed write into a split " + what + ")");
+  }
+  return shard::with_layout(rt, ctx.tensor(0).layout());
+}
+ir::TypePtr rule_insert_slice(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  return write_rule(ctx, r, 1, "dst");
+}
+ir::TypePtr rule_cache_update(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  return write_rule(ctx, r, 3, "cache");
+}
+
+// ---- RoPE / Conv2D -----------------------------------------------------------
+
+// RoPE(q, k, cos, sin, pos): each branch keeps its input's layout; one
+// Partial(sum) per branch when the caches and pos_ids are replicated.
+ir::TypePtr rule_rope(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  require_replicated(ctx, 2, "a Partial on a secondary cache / index input is rejected");
+  const ir::TupleType* tu = ir::as_tuple(r);
+  if (!tu || tu->fields().size() != 2) ctx.error("rope must produce a (q_rope, k_rope) tuple");
+  std::vector<ir::TypePtr> fields;
+  for (size_t i = 0; i < 2; ++i) {
+    const ShardLayout* l = shard_of(ctx, i);
+    if (l) {
+      for (size_t m = 0; m < l->attrs().size(); ++m)
+        if (l->attrs()[m].is_partial() && l->attrs()[m].reduction != Reduction::kSum)
+          reject_partial(ctx, i, *l, m, "rope is linear in q / k: only reduction=\"sum\" commutes");
+      auto logical = logical_or_reject(ctx, i, *l);
+      for (const auto& a : logical)
+        if (a.is_split() && a.pos == static_cast<int64_t>(ctx.tensor(i).rank()) - 1)
+          reject_layout(ctx, i, *l, "not Split on the rotated last axis");
+    }
+    fields.push_back(shard::with_layout(*ir::as_tensor(tu->fields()[i]), ctx.tensor(i).layout()));
+  }
+  return ir::TupleType::make(std::move(fields));
+}
+
+// Conv2D(x, w[, bias]): multilinear; a Partial(sum) on x survives only when w
+// and bias are replicated; any Partial on w or bias, and any Split, fail closed.
+ir::TypePtr rule_conv2d(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  require_replicated(ctx, 1, "a secondary Partial on weight or bias cannot be preserved by the result layout");
+  const ShardLayout* l = shard_of(ctx, 0);
+  if (!l) return r;
+  std::vector<ShardAttr> out = l->attrs();
+  for (size_t m = 0; m < out.size(); ++m) {
+    if (out[m].is_partial() && out[m].reduction != Reduction::kSum)
+      reject_partial(ctx, 0, *l, m, "conv2d is linear in its input: only reduction=\"sum\" commutes");
+    if (out[m].is_split()) reject_layout(ctx, 0, *l, "not Split (a sharded conv2d input)");
+  }
+  return shard::with_layout(rt, canonical_or_reject(ctx, l->mesh(), out, rt.shape()));
+}
+
+const std::map<std::string, ShardRuleFn, std::less<>>& rule_table() {
+  static const std::map<std::string, ShardRuleFn, std::less<>> t = {
+      {"Binary", rule_binary},           {"Unary", rule_unary},
+      {"Cast", rule_cast},               {"Reduce", rule_reduce},
+      {"MatMul", rule_matmul},           {"Silu", rule_not_monotone},
+      {"Gelu", rule_not_monotone},       {"ReLU", rule_monotone},
+      {"Sigmoid", rule_monotone},        {"Tanh", rule_monotone},
+      {"SoftMax", rule_normalize},       {"LayerNorm", rule_normalize},
+      {"RMSNorm", rule_normalize},       {"Gather", rule_gather},
+      {"TopK", rule_topk},               {"Reshape", rule_reshape},
+      {"InsertSlice", rule_insert_slice}, {"CacheUpdate", rule_cache_update},
+      {"RoPE", rule_rope},               {"Conv2D", rule_conv2d},
+  };
+  return t;
+}
+
+bool any_shard(const std::vector<ir::TypePtr>& types) {
+  for (const auto& t : types)
+    for (const auto& leaf : ir::flatten_tensor_types(t))
+      if (ir::as_shard_layout(leaf->layout())) return true;
+  return false;
+}
+
+ir::TypePtr strip(const ir::TypePtr& t) {
+  if (const ir::TensorType* tt = ir::as_tensor(t))
+    return ir::as_shard_layout(tt->layout()) ? shard::with_layout(*tt, nullptr) : t;
+  if (const ir::TupleType* tu = ir::as_tuple(t)) {
+    std::vector<ir::TypePtr> f;
+    for (const auto& x : tu->fields()) f.push_back(strip(x));
+    return ir::TupleType::make(std::move(f));
+  }
+  return t;
+}
+
+}  // namespace
+
+ShardRuleFn find_shard_rule(std::string_view op_name) {
+  auto it = rule_table().find(op_name);
+  return it == rule_table().end() ? nullptr : it->second;
+}
+
+bool is_shard_aware(std::string_view op_name) { return op_name == "Reshard" || op_name == "Local"; }
+
+ir::TypePtr infer_op_type(const OpInfo& info, const ir::Op& op, std::vector<ir::TypePtr> types,
+                          const ir::Span& span) {
+  if (is_shard_aware(info.name) || !any_shard(types)) {
+    TypeCtx ctx(op.surface_name(), &info.operands, std::move(types), span);
+    return info.typeinfer(op, ctx);
+  }
+  TypeCtx sharded(op.surface_name(), &info.operands, types, span);
+  std::vector<ir::TypePtr> plain;
+  for (const auto& t : types) plain.push_back(strip(t));
+  TypeCtx ctx(op.surface_name(), &info.operands, std::move(plain), span);
+  ir::TypePtr result = info.typeinfer(op, ctx);
+  ShardRuleFn rule = find_shard_rule(info.name);
+  if (!rule) {
+    for (size_t i = 0; i < sharded.num_operands(); ++i)
+      for (const auto& leaf : ir::flatten_tensor_types(sharded.type(i)))
+        if (const ShardLayout* l = ir::as_shard_layout(leaf->layout()))
+          sharded.operand_error(i, "unsharded: '" + op.surface_name() + "' has no sharding rule (fail closed); " +
+                                       broadcast_fix(sharded, i, *l) + " or take local(x)");
+  }
+  return rule(op, sharded, result);
+}
+
+}  // namespace tf::ops

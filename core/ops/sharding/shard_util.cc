@@ -1,0 +1,128 @@
+#include "core/ops/sharding/shard_util.h"
+
+#include "core/ir/error.h"
+
+namespace tf::ops::shard {
+
+std::optional<std::vector<std::pair<size_t, size_t>>> axis_runs(const ir::Shape& shape,
+                                                                const ir::Shape& positions) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  size_t p = 0;
+  for (const auto& d : shape) {
+    size_t begin = p;
+    if (!d.is_static()) {
+      if (p >= positions.size() || !positions[p].structural_equal(d)) return std::nullopt;
+      runs.emplace_back(begin, ++p);
+      continue;
+    }
+    int64_t product = 1;
+    do {
+      if (p >= positions.size() || !positions[p].is_static()) return std::nullopt;
+      product *= positions[p++].value();
+    } while (product < d.value() && product != 0);
+    if (product != d.value()) return std::nullopt;
+    // Trailing size-1 positions (a canonical Split's local remainder) belong
+    // to this axis while enough positions remain for the axes after it.
+    size_t axes_left = shape.size() - runs.size() - 1;
+    while (p < positions.size() && positions.size() - p > axes_left && positions[p].is_static() &&
+           positions[p].value() == 1)
+      ++p;
+    runs.emplace_back(begin, p);
+  }
+  if (p != positions.size()) return std::nullopt;
+  return runs;
+}
+
+std::optional<std::vector<ir::ShardAttr>> to_logical(const ir::Shape& shape, const ir::ShardLayout& l) {
+  auto runs = axis_runs(shape, l.shape());
+  if (!runs) return std::nullopt;
+  std::vector<ir::ShardAttr> out = l.attrs();
+  std::vector<size_t> next_split(runs->size());  // next expected split position offset per axis
+  for (size_t m = 0; m < out.size(); ++m) {
+    if (!out[m].is_split()) continue;
+    size_t pos = static_cast<size_t>(out[m].pos);
+    for (size_t k = 0; k < runs->size(); ++k) {
+      auto [b, e] = (*runs)[k];
+      if (pos < b || pos >= e) continue;
+      const ir::ShapeDim& ext = l.shape()[pos];
+      if (pos != b + next_split[k] || !ext.is_static() || ext.value() != l.mesh()->shape[m]) return std::nullopt;
+      ++next_split[k];
+      out[m].pos = static_cast<int64_t>(k);
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> c_order(const ir::Shape& positions) {
+  std::vector<int64_t> ext;
+  for (const auto& d : positions) {
+    if (!d.is_static()) return std::nullopt;
+    ext.push_back(d.value());
+  }
+  return ir::c_order_strides(ext);
+}
+
+ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<ir::ShardAttr>& logical,
+                                    const ir::Shape& shape) {
+  std::vector<ir::ShardAttr> attrs = logical;
+  ir::Shape positions;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    int64_t split_product = 1;
+    for (size_t m = 0; m < attrs.size(); ++m) {
+      if (!logical[m].is_split() || logical[m].pos != static_cast<int64_t>(k)) continue;
+      if (!shape[k].is_static())
+        ir::fail(ir::ErrorKind::kType, "a Split of tensor axis " + std::to_string(k) +
+                                           " needs a static extent, but got " + shape[k].to_string());
+      attrs[m].pos = static_cast<int64_t>(positions.size());
+      positions.push_back(ir::ShapeDim(mesh->shape[m]));
+      split_product *= mesh->shape[m];
+    }
+    if (split_product == 1) {
+      positions.push_back(shape[k]);
+      continue;
+    }
+    if (shape[k].value() % split_product != 0)
+      ir::fail(ir::ErrorKind::kType, "tensor axis " + std::to_string(k) + " of extent " +
+                                         std::to_string(shape[k].value()) +
+                                         " is not divisible by its mesh extent " + std::to_string(split_product));
+    positions.push_back(ir::ShapeDim(shape[k].value() / split_product));
+  }
+  for (size_t m = 0; m < logical.size(); ++m)
+    if (logical[m].is_split() && (logical[m].pos < 0 || logical[m].pos >= static_cast<int64_t>(shape.size())))
+      ir::fail(ir::ErrorKind::kType, "Split(axis=" + std::to_string(logical[m].pos) +
+                                         ") is out of range for a rank-" + std::to_string(shape.size()) + " tensor");
+  auto strides = c_order(positions);
+  if (!strides)
+    ir::fail(ir::ErrorKind::kType, "a ShardLayout needs static extents to materialize its strides, but got " +
+                                       ir::shape_to_string(shape));
+  return ir::ShardLayout::make(mesh, std::move(attrs), std::move(positions), std::move(strides));
+}
+
+ir::Shape local_shape(const ir::Shape& shape, const ir::ShardLayout& l) {
+  auto logical = to_logical(shape, l);
+  TF_CHECK(logical.has_value(), "local_shape of a non-canonical ShardLayout");
+  ir::Shape out = shape;
+  for (size_t m = 0; m < logical->size(); ++m) {
+    const ir::ShardAttr& a = (*logical)[m];
+    if (!a.is_split() || !out[a.pos].is_static()) continue;
+    out[a.pos] = ir::ShapeDim(out[a.pos].value() / l.mesh()->shape[m]);
+  }
+  return out;
+}
+
+ir::TypePtr with_layout(const ir::TensorType& t, ir::LayoutPtr layout) {
+  return ir::TensorType::make(t.shape(), t.dtype(), std::move(layout), t.storage());
+}
+
+std::string mesh_axis_name(const ir::ShardLayout& l, size_t mesh_axis) {
+  const auto& axes = l.mesh()->axes;
+  return "mesh axis \"" + (mesh_axis < axes.size() ? axes[mesh_axis] : std::to_string(mesh_axis)) + "\"";
+}
+
+bool all_broadcast(const ir::ShardLayout& l) {
+  for (const auto& a : l.attrs())
+    if (a.kind != ir::ShardAttr::Kind::kBroadcast) return false;
+  return true;
+}
+
+}  // namespace tf::ops::shard

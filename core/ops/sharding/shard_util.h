@@ -1,0 +1,54 @@
+// Helpers over ShardLayout shared by the sharding rules, the Reshard / Local
+// typeinfer, the parser's Split(axis=k) sugar and the virtual-mesh evaluator.
+//
+// Vocabulary (ARCHITECTURE §4). A ShardLayout's layout positions map, in
+// order, to contiguous runs per tensor axis whose product is the axis
+// extent. The *logical* form of a ShardLayout names, per mesh axis, the
+// tensor axis a Split partitions (ShardAttr::pos is then a tensor axis, not a
+// layout position). It exists only for canonical layouts: each Split-bound
+// position is a leading position of its tensor axis's run, in mesh-axis
+// order, with extent equal to its mesh axis's extent.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/shard.h"
+#include "core/ir/type.h"
+
+namespace tf::ops::shard {
+
+// [begin, end) layout positions per tensor axis; nullopt when the positions
+// do not factor the shape (a symbolic extent must be one position equal to it).
+std::optional<std::vector<std::pair<size_t, size_t>>> axis_runs(const ir::Shape& shape,
+                                                                const ir::Shape& positions);
+
+// The logical form (see above); nullopt for a non-canonical ("composed") layout.
+std::optional<std::vector<ir::ShardAttr>> to_logical(const ir::Shape& shape, const ir::ShardLayout& l);
+
+// The canonical ShardLayout over `shape` for logical attrs (Split(pos=k) names
+// tensor axis k): a split axis of extent E over mesh extents m1.. becomes
+// positions (m1, .., E / prod(m)); strides are shared-engine C-order over the
+// positions. Throws Error(kType) when an extent is symbolic or not divisible.
+ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<ir::ShardAttr>& logical,
+                                    const ir::Shape& shape);
+
+// Shared-engine C-order strides over the positions (all static), or nullopt.
+std::optional<std::vector<int64_t>> c_order(const ir::Shape& positions);
+
+// The per-instance shape: each Split tensor axis divided by its mesh extents
+// (a symbolic extent passes through). Requires a canonical layout.
+ir::Shape local_shape(const ir::Shape& shape, const ir::ShardLayout& l);
+
+// t with its layout replaced.
+ir::TypePtr with_layout(const ir::TensorType& t, ir::LayoutPtr layout);
+
+// "mesh axis \"x\"" for messages.
+std::string mesh_axis_name(const ir::ShardLayout& l, size_t mesh_axis);
+
+// A fully replicated layout: every attr Broadcast.
+bool all_broadcast(const ir::ShardLayout& l);
+
+}  // namespace tf::ops::shard
