@@ -6,6 +6,7 @@
 #include "core/eval/kernels/dispatch.h"
 #include "core/ir/error.h"
 #include "core/sema/bind.h"
+#include "core/sema/dispatch.h"
 
 namespace tf::eval {
 namespace {
@@ -21,19 +22,27 @@ struct Value {
 };
 
 Value call_function(const ir::Function& fn, const std::vector<Value>& args);
+void flatten(const Value& v, std::vector<NDArray>* out);
 
 // Interprets one function body under one set of DimVar bindings. Memoized on
 // node identity: a shared node (an SSA value with several uses) is computed
-// once. Recursion depth is the depth of the expression DAG.
+// once. Recursion depth is the depth of the expression DAG. One loop
+// iteration runs in a child interpreter: it sees every value its parents
+// already computed, adds the induction variable (as a Var value and as a
+// DimVar binding of the same name) and the carried phis, and memoizes its own
+// nodes for that iteration only.
 class Interpreter {
  public:
-  explicit Interpreter(ir::DimBindings bindings) : bindings_(std::move(bindings)) {}
+  explicit Interpreter(ir::DimBindings bindings, const Interpreter* parent = nullptr)
+      : bindings_(std::move(bindings)), parent_(parent) {}
 
   void bind_param(const ir::Var* v, Value value) { memo_[v] = std::move(value); }
 
   const Value& eval(const ir::ExprPtr& e) {
-    auto it = memo_.find(e.get());
-    if (it != memo_.end()) return it->second;
+    for (const Interpreter* in = this; in; in = in->parent_) {
+      auto it = in->memo_.find(e.get());
+      if (it != in->memo_.end()) return it->second;
+    }
     Value v = compute(e);
     return memo_.emplace(e.get(), std::move(v)).first->second;
   }
@@ -61,10 +70,7 @@ class Interpreter {
       }
       case ir::ExprKind::kFunction:
         ir::fail(ErrorKind::kUnsupported, "the evaluator cannot produce a Function as a value");
-      case ir::ExprKind::kGridRegion:
-        ir::fail(ErrorKind::kUnsupported,
-                 e->span().to_string() + (e->span().line ? ": " : "") +
-                     "the evaluator does not evaluate GridRegionExpr (tile / range loops) yet");
+      case ir::ExprKind::kGridRegion: return loop(*ir::expr_as<ir::GridRegionExpr>(e));
     }
     TF_CHECK(false, "unknown Expr kind");
   }
@@ -95,20 +101,69 @@ class Interpreter {
     if (c.callee()) return call_function(*c.callee(), args);
     const std::string name(c.op()->name());
     Kernel k = kernel_table().find(name);
-    if (!k) ir::fail(ErrorKind::kUnsupported, "the evaluator has no kernel for op '" + name + "'");
+    TupleKernel tk = kernel_table().find_tuple(name);
+    if (!k && !tk) ir::fail(ErrorKind::kUnsupported, "the evaluator has no kernel for op '" + name + "'");
+    // A Tuple operand (concat's inputs) is passed flattened (kernel.h).
     std::vector<NDArray> inputs;
-    for (const Value& v : args) {
-      TF_CHECK(!v.is_tuple, "op operands are tensors");
-      inputs.push_back(v.tensor);
-    }
+    for (const Value& v : args) flatten(v, &inputs);
     KernelArgs ka{c, inputs, bindings_};
+    if (tk) {
+      Value v;
+      v.is_tuple = true;
+      for (NDArray& a : tk(ka)) v.fields.push_back(tensor(std::move(a)));
+      return v;
+    }
     NDArray out = k(ka);
     TF_CHECK(out.dtype() == ka.out_dtype() && out.shape() == ka.out_shape(),
              "kernel '" + name + "' result matches the Call's type");
     return tensor(std::move(out));
   }
 
+  // Spec §1.2: start / extent / step resolve against the call's DimVar
+  // bindings; start and extent must be non-negative, step positive.
+  int64_t resolve(const ir::GridRegionExpr& g, const ir::ShapeDim& d, const char* what, bool positive) const {
+    std::string at = g.span().to_string();
+    at += at.empty() ? "" : ": ";
+    int64_t n = 0;
+    try {
+      n = d.evaluate(bindings_);
+    } catch (const ir::Error& err) {
+      ir::fail(ErrorKind::kRuntime, at + "loop " + what + " " + d.to_string() + " cannot be resolved: " + err.what());
+    }
+    if (positive ? n <= 0 : n < 0)
+      ir::fail(ErrorKind::kRuntime, at + "loop " + what + " " + d.to_string() + " resolves to " + std::to_string(n) +
+                                        (positive ? ", but it must be positive" : ", but it must be non-negative"));
+    return n;
+  }
+
+  Value loop(const ir::GridRegionExpr& g) {
+    const auto& f = g.fields();
+    int64_t start = resolve(g, f.start, "start", false);
+    int64_t stop = resolve(g, f.extent, "extent", false);
+    int64_t step = resolve(g, f.step, "step", true);
+    std::vector<Value> carry;
+    for (const auto& init : f.init_args) carry.push_back(eval(init));
+    for (int64_t i = start; i < stop; i += step) {
+      ir::DimBindings b = bindings_;
+      b[f.induction_var->name()] = i;
+      Interpreter iter(std::move(b), this);
+      NDArray iv = NDArray::empty(ir::DType::kI64, {});
+      *mutable_data_of<int64_t>(iv) = i;
+      iter.bind_param(f.induction_var.get(), tensor(std::move(iv)));
+      for (size_t k = 0; k < carry.size(); ++k) iter.bind_param(f.carried_args[k].get(), carry[k]);
+      std::vector<Value> next;
+      for (const auto& y : f.yield_values) next.push_back(iter.eval(y));
+      carry = std::move(next);
+    }
+    if (carry.size() == 1) return carry[0];
+    Value v;
+    v.is_tuple = true;
+    v.fields = std::move(carry);
+    return v;
+  }
+
   ir::DimBindings bindings_;
+  const Interpreter* parent_;
   std::unordered_map<const ir::Expr*, Value> memo_;
 };
 
@@ -123,22 +178,9 @@ std::vector<sema::ArgDesc> describe(const std::vector<Value>& args) {
   return descs;
 }
 
-// Dispatch resolution (spec §1.1): the variant whose DimVarRangePat holds.
-const ir::Function& select_variant(const ir::Function& proto, const ir::DimBindings& bindings) {
-  for (const ir::FunctionPtr& v : proto.variants()) {
-    bool match = true;
-    for (const ir::DimVarRangePat& p : v->specializations()) {
-      auto it = bindings.find(p.dim_var);
-      match = match && it != bindings.end() && it->second >= p.lo && it->second < p.hi;
-    }
-    if (match) return *v;
-  }
-  ir::fail(ErrorKind::kRuntime, "'" + proto.name() + "': no variant matches the argument shapes");
-}
-
 Value call_function(const ir::Function& fn, const std::vector<Value>& args) {
   ir::DimBindings bindings = sema::bind_arguments(fn, describe(args));
-  const ir::Function& target = fn.is_prototype() ? select_variant(fn, bindings) : fn;
+  const ir::Function& target = fn.is_prototype() ? sema::select_variant(fn, bindings) : fn;
   TF_CHECK(target.body(), "an evaluated function has a body");
   Interpreter in(std::move(bindings));
   for (size_t i = 0; i < args.size(); ++i) in.bind_param(target.params()[i].get(), args[i]);

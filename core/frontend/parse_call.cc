@@ -1,6 +1,7 @@
 // Calls: surface ops (resolved through ops::find_surface), @funcs defined
 // earlier in the file, and the compile-time builtins DimVar, dim_min, dim_max.
 #include "core/frontend/parser_impl.h"
+#include "core/ops/tensor/tensor.h"
 #include "core/sema/typeinfer.h"
 
 namespace tf::frontend {
@@ -13,8 +14,8 @@ Value Parser::call(const Token& name) {
   if (name.text == "DimVar") return dimvar_call(name, args);
   if (name.text == "dim_min" || name.text == "dim_max") return dim_minmax_call(name, args);
   if (name.text == "Target") src_.parse_error(name.pos, "Target(...) may only be bound to TARGET");
-  auto f = function_index_.find(name.text);
-  if (f != function_index_.end()) return function_call(f->second, name, args);
+  if (Value v; shard_call(name, args, &v)) return v;
+  if (ir::FunctionPtr f = lookup_function(name.text, name.pos)) return function_call(f, name, args);
   if (const ops::SurfaceFn* fn = ops::find_surface(name.text)) return surface_call(*fn, name, args);
   src_.parse_error(name.pos, "unknown function '" + name.text + "'");
 }
@@ -85,7 +86,7 @@ Value Parser::surface_call(const ops::SurfaceFn& fn, const Token& name, const st
   std::vector<bool> has_default;
   for (const auto& p : fn.params) {
     names.push_back(p.name);
-    has_default.push_back(p.is_tensor ? false : p.default_value.has_value());
+    has_default.push_back(p.is_tensor ? p.optional : p.default_value.has_value());
   }
   auto slots = bind_args(fn.name, name, names, has_default, args);
   std::vector<const Arg*> tensor_args;
@@ -98,7 +99,7 @@ Value Parser::surface_call(const ops::SurfaceFn& fn, const Token& name, const st
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const ops::SurfaceParam& p = fn.params[i];
     if (p.is_tensor) {
-      operands.push_back(operand(slots[i]->value, partner, name));
+      operands.push_back(p.tuple ? tuple_operand(p, slots[i], name) : operand(slots[i]->value, partner, name));
       continue;
     }
     if (!slots[i]) {
@@ -117,10 +118,31 @@ Value Parser::surface_call(const ops::SurfaceFn& fn, const Token& name, const st
   ir::OpPtr op;
   try {
     op = fn.make(attrs);
+    // InsertSlice records its literal offsets so typeinfer checks their windows.
+    if (dynamic_cast<const ops::InsertSlice*>(op.get()))
+      op = std::make_shared<ops::InsertSlice>(ops::insert_slice_literals(operands.back()));
   } catch (const ir::Error& e) {
     src_.rethrow_at(e, name.pos);
   }
   return Value::of_expr(make_call(op, std::move(operands), name.pos), name.pos);
+}
+
+ir::ExprPtr Parser::tuple_operand(const ops::SurfaceParam& p, const Arg* arg, const Token& name) const {
+  if (!arg || arg->value.kind == Value::Kind::kNone) {
+    if (!p.optional) src_.parse_error(arg ? arg->value.pos : name.pos, "'" + name.text + "' operand '" + p.name + "' cannot be None");
+    return ir::Tuple::make({}, src_.span(arg ? arg->value.pos : name.pos));
+  }
+  auto field = [&](const Value& f) -> ir::ExprPtr {
+    if (f.is_expr()) return f.expr;
+    if (f.kind == Value::Kind::kInt) return ir::Constant::make_int(f.i, ir::DType::kI64, src_.span(f.pos));
+    src_.parse_error(f.pos, "'" + name.text + "' operand '" + p.name + "' takes tensors and int literals, but got " +
+                                f.describe());
+  };
+  const Value& v = arg->value;
+  if (v.kind != Value::Kind::kTuple) return field(v);
+  std::vector<ir::ExprPtr> fields;
+  for (const auto& it : v.items) fields.push_back(field(it));
+  return ir::Tuple::make(std::move(fields), src_.span(v.pos));
 }
 
 // A call to an @func defined earlier in the file: every parameter is a tensor.
@@ -145,6 +167,14 @@ Value Parser::dimvar_call(const Token& name, const std::vector<Arg>& args) {
   auto slots = bind_args("DimVar", name, {"name", "lo", "hi"}, {false, false, false}, args);
   const Value& n = slots[0]->value;
   if (n.kind != Value::Kind::kString) src_.parse_error(n.pos, "DimVar name must be a string, but got " + n.describe());
+  // The printer writes the name as a variable (N = DimVar("N", ...)), so it
+  // must lex as one (fuzz finding, tests/fuzz/regressions/parser).
+  auto ident_char = [](char c, bool first) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+  };
+  bool ident = !n.s.empty();
+  for (size_t i = 0; ident && i < n.s.size(); ++i) ident = ident_char(n.s[i], i == 0);
+  if (!ident) src_.parse_error(n.pos, "DimVar name must be an identifier, but got " + n.describe());
   for (int i = 1; i < 3; ++i)
     if (slots[i]->value.kind != Value::Kind::kInt)
       src_.parse_error(slots[i]->value.pos, "DimVar bounds must be ints, but got " + slots[i]->value.describe());

@@ -166,11 +166,9 @@ Value Parser::paren_or_tuple() {
   expect_op(")");
   size_t n_expr = 0;
   for (const auto& it : items) n_expr += it.is_expr();
-  if (n_expr == 0) return Value::of_tuple(std::move(items), open.pos);
-  if (n_expr != items.size()) {
-    for (const auto& it : items)
-      if (!it.is_expr()) src_.parse_error(it.pos, "a tuple cannot mix tensor values and literals");
-  }
+  // A mixed tuple stays a literal tuple: only a tuple operand (insert_slice's
+  // offsets, shape_compose's dims) accepts it; operand() rejects it elsewhere.
+  if (n_expr != items.size()) return Value::of_tuple(std::move(items), open.pos);
   std::vector<ir::ExprPtr> fields;
   for (const auto& it : items) fields.push_back(it.expr);
   return Value::of_expr(ir::Tuple::make(std::move(fields), src_.span(open.pos)), open.pos);
@@ -198,8 +196,12 @@ Value Parser::name_value(const Token& name) {
     v.pos = name.pos;
     return v;
   }
-  if (function_index_.count(name.text) || ops::find_surface(name.text))
+  if (function_index_.count(name.text) || prototypes_.count(name.text) || ops::find_surface(name.text))
     src_.parse_error(name.pos, "'" + name.text + "' is a function; call it with (...)");
+  if (closed_meshes_.count(name.text))
+    src_.parse_error(name.pos, "mesh '" + name.text + "' is not active here: its `with Mesh(...) as " + name.text +
+                                   ":` block has ended, and ShardLayout.mesh MUST point at an active binding on "
+                                   "the lexical path");
   src_.parse_error(name.pos, "undefined name '" + name.text + "'");
 }
 
@@ -222,6 +224,11 @@ Value Parser::fold_dims(const Token& op, const Value& lhs, const Value& rhs) con
   if (o == "<<" || o == ">>") {
     if (!ints) src_.parse_error(op.pos, "operator '" + o + "' needs static int operands");
     if (rhs.i < 0 || rhs.i > 62) src_.parse_error(rhs.pos, "shift count must be in [0, 62]");
+    // A negative or overflowing left shift is undefined behaviour in C++17
+    // (fuzz finding, tests/fuzz/regressions/parser).
+    if (o == "<<" && (lhs.i < 0 || lhs.i > (std::numeric_limits<int64_t>::max() >> rhs.i)))
+      src_.parse_error(op.pos, "'<<' needs a non-negative left operand whose result fits in 64 bits, but got " +
+                                   std::to_string(lhs.i) + " << " + std::to_string(rhs.i));
     return Value::of_int(o == "<<" ? lhs.i << rhs.i : lhs.i >> rhs.i, lhs.pos);
   }
   ir::DimKind kind;
@@ -257,6 +264,9 @@ Value Parser::tensor_binary(const Token& op, const Value& lhs, const Value& rhs)
 // rank-0 i64 operand would only produce a dtype-mismatch error.
 ir::ExprPtr Parser::operand(const Value& v, const ir::TensorType* partner, const Token& op) const {
   if (v.is_expr()) return v.expr;
+  if (v.kind == Value::Kind::kTuple)
+    for (const auto& it : v.items)
+      if (it.is_expr()) src_.parse_error(v.pos, "a tuple cannot mix tensor values and literals");
   if (!v.is_scalar_literal())
     src_.parse_error(v.pos, "operand of '" + op.text + "' must be a tensor or a scalar literal, but got " +
                                 v.describe());
@@ -375,6 +385,12 @@ Value Parser::tensor_slice(const Value& base, const std::vector<SubItem>& items,
       continue;
     }
     const SubItem& it = items[ax];
+    if (!it.is_slice && it.index.kind == Value::Kind::kRangeSlice) {  // a tile window
+      begin.push_back(it.index.dim);
+      end.push_back(it.index.dim + it.index.items[0].as_dim());
+      strides.push_back(1);
+      continue;
+    }
     if (!it.is_slice) {
       ir::ShapeDim i = dim_of(it.index, "index");
       begin.push_back(i);
@@ -403,12 +419,13 @@ Value Parser::tensor_slice(const Value& base, const std::vector<SubItem>& items,
   }
   ir::ExprPtr sliced = make_call(op, {base.expr}, open.pos);
   bool drops = false;
-  for (size_t ax = 0; ax < items.size(); ++ax) drops |= !items[ax].is_slice;
+  auto keeps = [&](size_t ax) { return items[ax].is_slice || items[ax].index.kind == Value::Kind::kRangeSlice; };
+  for (size_t ax = 0; ax < items.size(); ++ax) drops |= !keeps(ax);
   if (!drops) return Value::of_expr(sliced, base.pos);
   const ir::TensorType& st = *ir::as_tensor(sliced->type());
   ir::Shape new_shape;
   for (size_t ax = 0; ax < st.rank(); ++ax)
-    if (ax >= items.size() || items[ax].is_slice) new_shape.push_back(st.shape()[ax]);
+    if (ax >= items.size() || keeps(ax)) new_shape.push_back(st.shape()[ax]);
   auto reshape_fn = ops::find_surface("reshape");
   TF_CHECK(reshape_fn != nullptr, "reshape surface missing");
   return Value::of_expr(make_call(reshape_fn->make({new_shape}), {sliced}, open.pos), base.pos);

@@ -2,6 +2,7 @@
 
 #include "core/frontend/lexer.h"
 #include "core/frontend/parser_impl.h"
+#include "core/sema/elaborate.h"
 #include "core/sema/verify.h"
 
 namespace tf::frontend {
@@ -54,8 +55,28 @@ void Parser::unexpected(const Token& t, const std::string& expected) const {
 // --- module level ---
 
 ir::ModulePtr Parser::parse() {
+  sema::ElaborationSession session;  // one parser run is one elaboration session
   while (peek().kind != TokenKind::kEnd) module_statement();
+  // Every prototype enters the Module sealed; a later variant is rejected.
+  for (auto& [name, proto] : prototypes_) seal_prototype(name, Pos{});
   return sema::seal(target_ ? *target_ : ir::Target::default_cpu(), functions_);
+}
+
+void Parser::seal_prototype(const std::string& name, Pos use) {
+  auto& [builder, slot] = prototypes_.at(name);
+  if (builder.sealed()) return;
+  try {
+    functions_[slot] = builder.seal();
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, use.line ? use : Pos{builder.base().span.line, builder.base().span.col});
+  }
+  function_index_[name] = functions_[slot];
+}
+
+ir::FunctionPtr Parser::lookup_function(const std::string& name, Pos use) {
+  if (prototypes_.count(name)) seal_prototype(name, use);
+  auto f = function_index_.find(name);
+  return f == function_index_.end() ? nullptr : f->second;
 }
 
 void Parser::module_statement() {
@@ -92,7 +113,7 @@ void Parser::module_assign() {
     Value v = expression();
     if (v.kind == Value::Kind::kExpr || v.kind == Value::Kind::kNone)
       src_.parse_error(v.pos, "a module-level name must be bound to a constant or a DimVar");
-    globals_[name.text] = v;
+    globals_[name.text] = v.kind == Value::Kind::kMesh ? named_mesh(v, name.text) : v;
   }
   expect_newline();
 }
@@ -100,6 +121,7 @@ void Parser::module_assign() {
 // TARGET = Target("cpu", topology=(("device", 1), ("cta", 4)))
 void Parser::parse_target(const Token& name_tok) {
   if (target_) src_.parse_error(name_tok.pos, "TARGET is declared twice");
+  if (mesh_seen_) src_.parse_error(name_tok.pos, "TARGET must be declared before any Mesh that names its levels");
   const Token& head = expect_name();
   if (head.text != "Target") src_.parse_error(head.pos, "TARGET must be bound to Target(...)");
   expect_op("(");
@@ -133,7 +155,7 @@ void Parser::parse_target(const Token& name_tok) {
 void Parser::function_def() {
   const Token& at = next();  // '@'
   const Token& deco = expect_name();
-  if (peek().is_op(".")) src_.parse_error(deco.pos, "specialize is not supported yet");
+  if (peek().is_op(".")) return specialize_def(deco);
   if (deco.text != "func") src_.parse_error(deco.pos, "unknown decorator '" + deco.text + "'; expected @func");
   (void)at;
   expect_newline();
@@ -141,7 +163,7 @@ void Parser::function_def() {
   if (!def.is_name("def")) unexpected(def, "'def' after @func");
   next();
   const Token& name = expect_name();
-  if (function_index_.count(name.text))
+  if (function_index_.count(name.text) || prototypes_.count(name.text))
     src_.parse_error(name.pos, "function '" + name.text + "' is defined twice");
   expect_op("(");
   std::vector<ir::VarPtr> params = parameters();
@@ -157,6 +179,16 @@ void Parser::function_def() {
   ir::ExprPtr body = function_body(name.text, def.pos);
   locals_ = nullptr;
 
+  if (!body) {  // a `pass` prototype: its variants come from @name.specialize
+    ir::Function::Fields f;
+    f.name = name.text;
+    f.params = std::move(params);
+    f.return_type = std::move(ret_type);
+    f.span = src_.span(def.pos);
+    prototypes_.emplace(name.text, std::make_pair(sema::PrototypeBuilder(std::move(f)), functions_.size()));
+    functions_.push_back(nullptr);
+    return;
+  }
   if (!ir::type_equal(body->type(), ret_type))
     src_.fail(ir::ErrorKind::kType, name.pos,
               "'" + name.text + "' returns " + body->type()->to_string() +
@@ -175,6 +207,62 @@ void Parser::function_def() {
   }
   functions_.push_back(fn);
   function_index_[fn->name()] = fn;
+}
+
+// @f.specialize(S=(lo, hi)) / def label(params) -> T: body. The variant
+// shares f's name; the decorated identifier is its display label.
+void Parser::specialize_def(const Token& base_name) {
+  next();  // '.'
+  const Token& attr = expect_name();
+  if (attr.text != "specialize")
+    src_.parse_error(attr.pos, "unknown decorator '@" + base_name.text + "." + attr.text + "'; expected @" +
+                                   base_name.text + ".specialize(...)");
+  auto proto = prototypes_.find(base_name.text);
+  if (proto == prototypes_.end())
+    src_.parse_error(base_name.pos, "'" + base_name.text +
+                                        "' is not a dispatch prototype; declare it first with @func and a 'pass' body");
+  expect_op("(");
+  std::vector<Arg> args = call_args();
+  if (args.size() != 1 || args[0].keyword.empty())
+    src_.parse_error(attr.pos, "specialize takes exactly one DimVar range, e.g. specialize(S=(1, 64))");
+  const Value& r = args[0].value;
+  if (r.kind != Value::Kind::kTuple || r.items.size() != 2 || r.items[0].kind != Value::Kind::kInt ||
+      r.items[1].kind != Value::Kind::kInt)
+    src_.parse_error(r.pos, "a specialize range must be a pair of ints (lo, hi), but got " + r.describe());
+  expect_newline();
+  const Token& def = peek();
+  if (!def.is_name("def")) unexpected(def, "'def' after @" + base_name.text + ".specialize(...)");
+  next();
+  const Token& label = expect_name();
+  expect_op("(");
+  std::vector<ir::VarPtr> params = parameters();
+  if (!peek().is_op("->")) src_.parse_error(peek().pos, "a variant needs the return annotation of its base");
+  next();
+  ir::TypePtr ret_type = type_annotation();
+  expect_op(":");
+  std::map<std::string, Value> locals;
+  for (const auto& p : params) locals[p->name()] = Value::of_expr(p, Pos{p->span().line, p->span().col});
+  locals_ = &locals;
+  ir::ExprPtr body = function_body(label.text, def.pos);
+  locals_ = nullptr;
+  if (!body) src_.parse_error(def.pos, "a variant needs a body; only the base is a 'pass' prototype");
+  if (!ir::type_equal(body->type(), ret_type))
+    src_.fail(ir::ErrorKind::kType, label.pos,
+              "'" + label.text + "' returns " + body->type()->to_string() + ", but its signature declares " +
+                  ret_type->to_string());
+  ir::Function::Fields f;
+  f.name = base_name.text;
+  f.label = label.text;
+  f.params = std::move(params);
+  f.body = std::move(body);
+  f.return_type = std::move(ret_type);
+  f.specializations.push_back({args[0].keyword, r.items[0].i, r.items[1].i});
+  f.span = src_.span(def.pos);
+  try {
+    proto->second.first.add_variant(ir::Function::make(std::move(f)));
+  } catch (const ir::Error& e) {
+    src_.rethrow_at(e, base_name.pos);
+  }
 }
 
 std::vector<ir::VarPtr> Parser::parameters() {
@@ -225,7 +313,16 @@ ir::TypePtr Parser::tensor_annotation(const Token& head) {
   if (dtype.kind != Value::Kind::kDType)
     src_.parse_error(dtype.pos, "expected a dtype such as f32, but got " + dtype.describe());
   ir::StorageKind storage = ir::StorageKind::kGmem;
-  if (accept_op(",")) {
+  ir::LayoutPtr layout;
+  bool more = accept_op(",");
+  if (more && peek().kind != TokenKind::kString) {
+    Value l = bit_or();  // a ShardLayout(...) / Layout(...) annotation
+    if (l.kind != Value::Kind::kLayout)
+      src_.parse_error(l.pos, "expected a layout or a storage kind string, but got " + l.describe());
+    layout = resolve_layout(l, dims, true);  // spec §1.1: signature binding materializes strides
+    more = accept_op(",");
+  }
+  if (more) {
     const Token& st = peek();
     if (st.kind != TokenKind::kString) unexpected(st, "a storage kind string (\"rmem\", \"smem\", \"gmem\")");
     auto kind = ir::storage_from_name(st.text);
@@ -235,7 +332,7 @@ ir::TypePtr Parser::tensor_annotation(const Token& head) {
   }
   expect_op("]");
   try {
-    return ir::TensorType::make(std::move(dims), dtype.dtype, nullptr, storage);
+    return ir::TensorType::make(std::move(dims), dtype.dtype, std::move(layout), storage);
   } catch (const ir::Error& e) {
     src_.rethrow_at(e, head.pos);
   }
@@ -272,16 +369,22 @@ ir::ExprPtr Parser::function_body(const std::string& fn_name, Pos def_pos) {
   } else {
     one();  // def f(...) -> T: return x
   }
-  if (only_pass)
-    src_.parse_error(def_pos, "dispatch prototypes (a 'pass' body) need @f.specialize variants: "
-                              "specialize is not supported yet");
+  if (only_pass) return nullptr;  // a dispatch prototype
   if (!ret) src_.parse_error(def_pos, "function '" + fn_name + "' has no return statement");
   return to_expr(*ret, "a function's return value");
 }
 
 void Parser::statement(std::optional<Value>* ret, Pos* ret_pos) {
   const Token& t = peek();
-  static const char* const kUnsupported[] = {"for", "while", "if", "with", "def", "del",
+  if (t.is_name("for")) {
+    for_loop();
+    return;
+  }
+  if (t.is_name("with")) {
+    with_mesh(ret, ret_pos);
+    return;
+  }
+  static const char* const kUnsupported[] = {"while", "if", "def", "del",
                                              "global", "nonlocal", "lambda", "class"};
   for (const char* kw : kUnsupported)
     if (t.is_name(kw)) src_.parse_error(t.pos, std::string("'") + kw + "' statements are not supported yet");

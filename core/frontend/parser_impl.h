@@ -11,6 +11,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "core/frontend/value.h"
 #include "core/ir/module.h"
 #include "core/ops/surface.h"
+#include "core/sema/dispatch.h"
 
 namespace tf::frontend {
 
@@ -56,12 +58,26 @@ class Parser {
   void module_assign();
   void parse_target(const Token& name_tok);
   void function_def();
+  // @f.specialize(S=(lo, hi)) after the '@f' tokens: parses the variant and
+  // adds it to f's prototype.
+  void specialize_def(const Token& base_name);
+  // The function a call site names: a prototype is sealed at its first use.
+  ir::FunctionPtr lookup_function(const std::string& name, Pos use);
+  void seal_prototype(const std::string& name, Pos use);
   std::vector<ir::VarPtr> parameters();
   ir::TypePtr type_annotation();
   ir::TypePtr tensor_annotation(const Token& head);
   ir::ExprPtr function_body(const std::string& fn_name, Pos def_pos);
   // Parses one statement; sets *ret (and *ret_pos) for a return.
   void statement(std::optional<Value>* ret, Pos* ret_pos);
+
+  // --- loops (parse_loop.cc) ---
+  // `for i in tile(...)/range(...):` and its block; binds the carried names
+  // to the GridRegionExpr (or its tuple_get_items) in the enclosing scope.
+  void for_loop();
+  // Names the loop block rebinds with `name = ...` / `a, b = ...`, found by a
+  // token pre-scan from the block start up to its closing dedent.
+  std::vector<std::string> rebound_names() const;
   void assignment();
   Value return_value(Pos pos);
   ir::ExprPtr to_expr(const Value& v, const std::string& what) const;
@@ -91,6 +107,19 @@ class Parser {
   std::vector<SubItem> subscript_items();
   Value tensor_slice(const Value& base, const std::vector<SubItem>& items, const Token& open);
 
+  // --- sharding surface (parse_shard.cc) ---
+  // Mesh / Split / Broadcast / Partial / Layout / ShardLayout / reshard /
+  // local: sets *out and returns true when `name` is one of them.
+  bool shard_call(const Token& name, const std::vector<Arg>& args, Value* out);
+  ir::MeshPtr mesh_value(const Token& head, const std::vector<Arg>& args);
+  ShardAttrSpec shard_attr_value(const Token& head, const std::vector<Arg>& args);
+  LayoutSpec layout_value(const Token& head, const std::vector<Arg>& args);
+  LayoutSpec shard_layout_value(const Token& head, const std::vector<Arg>& args);
+  ir::LayoutPtr resolve_layout(const Value& v, const ir::Shape& shape, bool materialize) const;
+  Value sharding_op_call(const Token& name, const std::vector<Arg>& args);
+  void with_mesh(std::optional<Value>* ret, Pos* ret_pos);
+  static Value named_mesh(const Value& v, const std::string& name);
+
   // --- calls (parse_call.cc) ---
   Value call(const Token& name);
   std::vector<Arg> call_args();
@@ -101,6 +130,10 @@ class Parser {
                                     const std::vector<bool>& has_default,
                                     const std::vector<Arg>& args) const;
   Value surface_call(const ops::SurfaceFn& fn, const Token& name, const std::vector<Arg>& args);
+  // A tuple operand (ops::SurfaceParam::tuple): an IR value as is; int
+  // literals, alone or as tuple fields, become i64 Constants; an optional one
+  // omitted (arg null) or None is the empty Tuple.
+  ir::ExprPtr tuple_operand(const ops::SurfaceParam& p, const Arg* arg, const Token& name) const;
   Value function_call(const ir::FunctionPtr& fn, const Token& name, const std::vector<Arg>& args);
   Value dimvar_call(const Token& name, const std::vector<Arg>& args);
   Value dim_minmax_call(const Token& name, const std::vector<Arg>& args);
@@ -117,6 +150,11 @@ class Parser {
   std::vector<ir::FunctionPtr> functions_;
   std::map<std::string, ir::FunctionPtr> function_index_;
   std::map<std::string, Value>* locals_ = nullptr;  // null outside a body
+  // With-block mesh names whose block has ended (for the scope error).
+  std::set<std::string> closed_meshes_;
+  bool mesh_seen_ = false;  // a Mesh was checked against the Target
+  // Dispatch prototypes being authored, with their slot in functions_.
+  std::map<std::string, std::pair<sema::PrototypeBuilder, size_t>> prototypes_;
 };
 
 }  // namespace tf::frontend

@@ -8,7 +8,13 @@
 //    spelled out by keyword;
 //  * a Constant prints as a literal, which only reads back to the same dtype
 //    as an operand next to a tensor of that dtype (spec parser §1.9); any
-//    other Constant cannot be printed faithfully and is Error(kInternal).
+//    other Constant cannot be printed faithfully and is Error(kInternal);
+//  * a GridRegionExpr prints as `c = <init>` lines, then
+//    `for i in range(start, stop, step):` whose block rebinds each carry
+//    (`c = <yield>`); shared nodes that do not depend on the loop's binders
+//    are bound before the loop, the others inside it;
+//  * a dispatch prototype prints as a `pass` body followed by one
+//    `@f.specialize(S=(lo, hi))` definition per variant, named by its label.
 #include "core/frontend/printer.h"
 
 #include <map>
@@ -17,6 +23,7 @@
 #include <unordered_set>
 
 #include "core/ir/error.h"
+#include "core/ir/shard.h"
 #include "core/ops/math/math.h"
 #include "core/ops/surface.h"
 
@@ -48,12 +55,30 @@ class FunctionPrinter {
   }
 
   std::string print() {
-    if (fn_.is_prototype() || fn_.is_variant() || !fn_.body())
-      unprintable(fn_.name(), "dispatch prototypes and variants are not supported yet");
+    if (fn_.is_prototype()) {
+      std::string out = "@func\n" + print_signature(fn_) + ":\n    pass\n";
+      for (const auto& v : fn_.variants()) {
+        std::set<std::string> reserved = taken_;
+        out += "\n" + FunctionPrinter(*v, reserved, printed_functions_).print();
+      }
+      return out;
+    }
+    if (!fn_.body()) unprintable(fn_.name(), "it has no body and no variants");
+    std::string head = "@func\n" + print_signature(fn_);
+    if (fn_.is_variant()) {
+      const auto& sp = fn_.specializations();
+      if (sp.size() != 1) unprintable(fn_.name(), "a variant carries exactly one DimVarRangePat");
+      std::string label = fn_.label().empty() ? fn_.name() + "_" + sp[0].dim_var + "_" + std::to_string(sp[0].lo) +
+                                                    "_" + std::to_string(sp[0].hi)
+                                              : fn_.label();
+      std::string sig = print_signature(fn_);
+      head = "@" + fn_.name() + ".specialize(" + sp[0].dim_var + "=(" + std::to_string(sp[0].lo) + ", " +
+             std::to_string(sp[0].hi) + "))\ndef " + label + sig.substr(4 + fn_.name().size());
+    }
     count(fn_.body());
     std::unordered_set<const ir::Expr*> done;
     bind_shared(fn_.body(), &done);
-    std::string out = "@func\n" + print_signature(fn_) + ":\n" + body_;
+    std::string out = head + ":\n" + body_;
     const ExprPtr& b = fn_.body();
     auto* tuple = ir::expr_as<ir::Tuple>(b);
     if (tuple && !names_.count(b.get()) && tuple->fields().size() >= 2) {
@@ -65,22 +90,106 @@ class FunctionPrinter {
     return out + "    return " + render(b, false) + "\n";
   }
 
- private:
   static std::vector<ExprPtr> children(const ExprPtr& e) {
     if (auto* c = ir::expr_as<ir::Call>(e)) return c->args();
     if (auto* t = ir::expr_as<ir::Tuple>(e)) return t->fields();
     if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return {g->tuple()};
+    if (auto* r = ir::expr_as<ir::GridRegionExpr>(e)) {
+      std::vector<ExprPtr> out = r->fields().init_args;
+      out.insert(out.end(), r->fields().yield_values.begin(), r->fields().yield_values.end());
+      return out;
+    }
     return {};
+  }
+
+ private:
+  // The loop binders (induction Vars and carried phis) a node depends on;
+  // an induction variable also counts through the DimVar of its name in op
+  // attributes.
+  const std::set<const ir::Expr*>& free_binders(const ExprPtr& e) {
+    auto it = free_.find(e.get());
+    if (it != free_.end()) return it->second;
+    std::set<const ir::Expr*> out;
+    if (binders_.count(e.get())) out.insert(e.get());
+    for (const auto& c : children(e)) {
+      const auto& cf = free_binders(c);
+      out.insert(cf.begin(), cf.end());
+    }
+    std::map<std::string, std::pair<int64_t, int64_t>> dims;
+    if (auto* c = ir::expr_as<ir::Call>(e); c && c->op())
+      for (const auto& a : c->op()->surface_attrs())
+        if (auto* sh = std::get_if<ir::Shape>(&a.value))
+          for (const auto& d : *sh) d.collect_vars(&dims);
+    if (auto* r = ir::expr_as<ir::GridRegionExpr>(e)) {
+      for (const auto* d : {&r->fields().start, &r->fields().extent, &r->fields().step}) d->collect_vars(&dims);
+      out.erase(r->fields().induction_var.get());
+      for (const auto& c : r->fields().carried_args) out.erase(c.get());
+    }
+    for (const auto& [name, range] : dims) {
+      auto iv = induction_by_name_.find(name);
+      if (iv != induction_by_name_.end()) out.insert(iv->second);
+    }
+    return free_.emplace(e.get(), std::move(out)).first->second;
+  }
+
+  // Binds, at the current level, the shared nodes under e that do not depend
+  // on the region's own binders.
+  void hoist(const ExprPtr& e, const ir::GridRegionExpr& g, std::unordered_set<const ir::Expr*>* done,
+             std::unordered_set<const ir::Expr*>* seen) {
+    if (!seen->insert(e.get()).second || done->count(e.get())) return;
+    // Invariant: it depends only on binders of the loops already open here.
+    bool invariant = true;
+    for (const ir::Expr* b : free_binders(e)) invariant = invariant && open_.count(b);
+    if (invariant) return bind_shared(e, done);
+    for (const auto& c : children(e)) hoist(c, g, done, seen);
+  }
+
+  void emit_region(const ir::GridRegionExpr& g, std::unordered_set<const ir::Expr*>* done) {
+    const auto& f = g.fields();
+    bool single = f.yield_values.size() == 1;
+    if (single ? f.body != f.yield_values[0] : !ir::expr_as<ir::Tuple>(f.body))
+      unprintable(fn_.name(), "a loop's body is not its yield value(s)");
+    for (const auto& init : f.init_args) bind_shared(init, done);
+    std::vector<std::string> carry;
+    for (size_t k = 0; k < f.carried_args.size(); ++k) {
+      std::string rhs = render(f.init_args[k], false);
+      carry.push_back(fresh_name(f.carried_args[k]->name()));
+      body_ += indent_ + carry[k] + " = " + rhs + "\n";
+      names_[f.carried_args[k].get()] = carry[k];
+    }
+    std::unordered_set<const ir::Expr*> seen;
+    for (const auto& y : f.yield_values) hoist(y, g, done, &seen);
+    body_ += indent_ + "for " + f.induction_var->name() + " in range(" + f.start.to_string() + ", " +
+             f.extent.to_string() + ", " + f.step.to_string() + "):\n";
+    indent_ += "    ";
+    open_.insert(f.induction_var.get());
+    for (const auto& c : f.carried_args) open_.insert(c.get());
+    for (const auto& y : f.yield_values) bind_shared(y, done);
+    for (size_t k = 0; k < carry.size(); ++k) {
+      std::string rhs = render(f.yield_values[k], false);
+      body_ += indent_ + carry[k] + " = " + rhs + "\n";
+    }
+    indent_.resize(indent_.size() - 4);
+    open_.erase(f.induction_var.get());
+    for (const auto& c : f.carried_args) open_.erase(c.get());
+    if (single) names_[&g] = carry[0];
+    for (size_t k = 0; k < carry.size(); ++k) region_items_[{&g, k}] = carry[k];
   }
 
   void count(const ExprPtr& e) {
     if (uses_[e.get()]++ > 0) return;
     switch (e->kind()) {
-      case ExprKind::kFunction:
-      case ExprKind::kGridRegion:
-        unprintable(fn_.name(), "loops (GridRegionExpr) and nested functions are not supported yet");
+      case ExprKind::kFunction: unprintable(fn_.name(), "nested functions have no DSL spelling");
+      case ExprKind::kGridRegion: {
+        const auto& f = static_cast<const ir::GridRegionExpr&>(*e).fields();
+        binders_.insert(f.induction_var.get());
+        induction_by_name_[f.induction_var->name()] = f.induction_var.get();
+        for (const auto& c : f.carried_args) binders_.insert(c.get());
+        break;
+      }
       case ExprKind::kVar:
-        if (!names_.count(e.get())) unprintable(fn_.name(), "it uses a Var that is not one of its parameters");
+        if (!names_.count(e.get()) && !binders_.count(e.get()))
+          unprintable(fn_.name(), "it uses a Var that is not one of its parameters or loop binders");
         break;
       default: break;
     }
@@ -90,13 +199,14 @@ class FunctionPrinter {
   // Post-order: a shared node's line follows the lines of the nodes it uses.
   void bind_shared(const ExprPtr& e, std::unordered_set<const ir::Expr*>* done) {
     if (!done->insert(e.get()).second) return;
+    if (auto* g = ir::expr_as<ir::GridRegionExpr>(e)) return emit_region(*g, done);
     for (const auto& c : children(e)) bind_shared(c, done);
     if (uses_[e.get()] < 2 || e->kind() == ExprKind::kVar) return;
     if (e->kind() == ExprKind::kConstant)
       unprintable(fn_.name(), "a Constant node is shared; each literal reads back as its own node");
     std::string rhs = render(e, false);
     std::string name = fresh_name();
-    body_ += "    " + name + " = " + rhs + "\n";
+    body_ += indent_ + name + " = " + rhs + "\n";
     names_[e.get()] = name;
   }
 
@@ -105,6 +215,13 @@ class FunctionPrinter {
     do {
       n = "t" + std::to_string(next_tmp_++);
     } while (taken_.count(n));
+    taken_.insert(n);
+    return n;
+  }
+  // `base` when free, else base_1, base_2, ...
+  std::string fresh_name(const std::string& base) {
+    std::string n = base;
+    for (int k = 1; taken_.count(n); ++k) n = base + "_" + std::to_string(k);
     taken_.insert(n);
     return n;
   }
@@ -124,6 +241,8 @@ class FunctionPrinter {
       }
       case ExprKind::kTupleGetItem: {
         auto& g = static_cast<const ir::TupleGetItem&>(*e);
+        auto item = region_items_.find({g.tuple().get(), static_cast<size_t>(g.index())});
+        if (item != region_items_.end()) return item->second;
         return render(g.tuple(), true) + "[" + std::to_string(g.index()) + "]";
       }
       case ExprKind::kConstant:
@@ -157,6 +276,43 @@ class FunctionPrinter {
     return ir::format_double(v);
   }
 
+  // Operands of tuple params (ops::SurfaceParam::tuple) re-rendered: the empty
+  // Tuple prints as None, an i64 Constant (alone or as a Tuple field) as an
+  // int literal — the parser reads both back the same (parse_call.cc).
+  std::vector<std::string> render_op_args(const ir::Op& op, const std::vector<ExprPtr>& args) {
+    std::vector<bool> is_tuple(args.size(), false);
+    if (const ops::SurfaceFn* fn = ops::find_surface(op.surface_name())) {
+      size_t i = 0;
+      for (const auto& p : fn->params)
+        if (p.is_tensor && i < args.size()) is_tuple[i++] = p.tuple;
+    }
+    std::vector<ExprPtr> plain;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (!is_tuple[i]) plain.push_back(args[i]);
+    std::vector<std::string> plain_parts = render_args(plain, false), parts;
+    for (size_t i = 0, j = 0; i < args.size(); ++i)
+      parts.push_back(!is_tuple[i] ? plain_parts[j++]
+                      : names_.count(args[i].get()) ? render(args[i], false) : render_tuple_operand(args[i]));
+    return parts;
+  }
+
+  std::string render_tuple_operand(const ExprPtr& a) {
+    auto field = [&](const ExprPtr& e) {
+      auto* c = ir::expr_as<ir::Constant>(e);
+      if (!c || names_.count(e.get())) return render(e, false);
+      if (c->dtype() != ir::DType::kI64)
+        unprintable(fn_.name(), "a " + std::string(ir::dtype_name(c->dtype())) +
+                                    " Constant in a tuple operand has no DSL literal (an int literal reads back as i64)");
+      return std::to_string(c->int_value());
+    };
+    auto* t = ir::expr_as<ir::Tuple>(a);
+    if (!t) return field(a);
+    if (t->fields().empty()) return "None";
+    std::string s = "(";
+    for (size_t i = 0; i < t->fields().size(); ++i) s += (i ? ", " : "") + field(t->fields()[i]);
+    return s + (t->fields().size() == 1 ? ",)" : ")");
+  }
+
   std::string render_call(const ir::Call& call, bool as_operand) {
     if (call.callee()) {
       if (!printed_functions_.count(call.callee()->name()))
@@ -172,7 +328,7 @@ class FunctionPrinter {
         return as_operand ? "(" + s + ")" : s;
       }
     }
-    std::vector<std::string> parts = render_args(call.args(), false);
+    std::vector<std::string> parts = render_op_args(op, call.args());
     for (const auto& attr : op.surface_attrs())
       parts.push_back(attr.name + "=" + ir::attr_value_to_string(attr.value));
     return op.surface_name() + "(" + join(parts) + ")";
@@ -190,11 +346,31 @@ class FunctionPrinter {
   std::unordered_map<const ir::Expr*, int> uses_;
   std::unordered_map<const ir::Expr*, std::string> names_;
   std::string body_;
+  std::string indent_ = "    ";
   int next_tmp_ = 0;
+  std::unordered_set<const ir::Expr*> binders_;
+  std::set<const ir::Expr*> open_;  // binders of the loops being printed
+  std::map<std::string, const ir::Expr*> induction_by_name_;
+  std::unordered_map<const ir::Expr*, std::set<const ir::Expr*>> free_;
+  std::map<std::pair<const ir::Expr*, size_t>, std::string> region_items_;
 };
 
-// DimVars mentioned anywhere in a function: signature, node types, op attrs.
+void collect_body_vars(const ir::Function& fn, std::map<std::string, std::pair<int64_t, int64_t>>* out,
+                       std::set<std::string>* inductions);
+
+// DimVars mentioned anywhere in a function: signature, node types, op attrs,
+// loop domains, variants; loop induction variables are not module DimVars.
 void collect_function_vars(const ir::Function& fn, std::map<std::string, std::pair<int64_t, int64_t>>* out) {
+  for (const auto& v : fn.variants()) collect_function_vars(*v, out);
+  std::set<std::string> inductions;
+  std::map<std::string, std::pair<int64_t, int64_t>> found;
+  collect_body_vars(fn, &found, &inductions);
+  for (const auto& [name, range] : found)
+    if (!inductions.count(name)) out->emplace(name, range);
+}
+
+void collect_body_vars(const ir::Function& fn, std::map<std::string, std::pair<int64_t, int64_t>>* out,
+                       std::set<std::string>* inductions) {
   for (const auto& p : fn.params()) collect_type_vars(p->type(), out);
   collect_type_vars(fn.return_type(), out);
   std::vector<ExprPtr> stack;
@@ -215,8 +391,70 @@ void collect_function_vars(const ir::Function& fn, std::map<std::string, std::pa
       for (const auto& f : t->fields()) stack.push_back(f);
     } else if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) {
       stack.push_back(g->tuple());
+    } else if (auto* r = ir::expr_as<ir::GridRegionExpr>(e)) {
+      const auto& f = r->fields();
+      inductions->insert(f.induction_var->name());
+      for (const auto* d : {&f.start, &f.extent, &f.step}) d->collect_vars(out);
+      for (const auto& i : f.init_args) stack.push_back(i);
+      for (const auto& y : f.yield_values) stack.push_back(y);
     }
   }
+}
+
+void collect_type_meshes(const ir::TypePtr& t, std::vector<ir::MeshPtr>* out) {
+  for (const auto& leaf : ir::flatten_tensor_types(t))
+    if (auto* l = ir::as_shard_layout(leaf->layout())) out->push_back(l->mesh());
+}
+
+// Every Mesh a function's types and layout attributes name (variants too).
+void collect_function_meshes(const ir::Function& fn, std::vector<ir::MeshPtr>* out) {
+  for (const auto& v : fn.variants()) collect_function_meshes(*v, out);
+  for (const auto& p : fn.params()) collect_type_meshes(p->type(), out);
+  collect_type_meshes(fn.return_type(), out);
+  std::vector<ExprPtr> stack;
+  std::unordered_set<const ir::Expr*> seen;
+  if (fn.body()) stack.push_back(fn.body());
+  while (!stack.empty()) {
+    ExprPtr e = stack.back();
+    stack.pop_back();
+    if (!e || !seen.insert(e.get()).second || e->kind() == ExprKind::kFunction) continue;
+    collect_type_meshes(e->type(), out);
+    if (auto* c = ir::expr_as<ir::Call>(e)) {
+      if (c->op())
+        for (const auto& a : c->op()->surface_attrs())
+          if (auto* l = std::get_if<ir::LayoutPtr>(&a.value))
+            if (auto* sl = ir::as_shard_layout(*l)) out->push_back(sl->mesh());
+    }
+    for (const auto& c : FunctionPrinter::children(e)) stack.push_back(c);
+  }
+}
+
+// The module-level `name = Mesh(...)` lines. Types print a mesh by its
+// binding name, so every with-block mesh is hoisted to a module binding of
+// the same name (the IR keeps no binding site); two different meshes under
+// one name cannot be printed faithfully.
+std::string mesh_bindings(const ir::Module& m, std::set<std::string>* reserved) {
+  std::vector<ir::MeshPtr> meshes;
+  for (const auto& f : m.functions()) collect_function_meshes(*f, &meshes);
+  std::map<std::string, ir::MeshPtr> by_name;
+  for (const auto& mesh : meshes) {
+    if (mesh->name.empty())
+      ir::fail(ir::ErrorKind::kInternal, "cannot print module: a ShardLayout's mesh " + mesh->to_string() +
+                                             " has no binding name");
+    auto [it, fresh] = by_name.emplace(mesh->name, mesh);
+    if (!fresh && !it->second->structural_equal(*mesh))
+      ir::fail(ir::ErrorKind::kInternal, "cannot print module: two different meshes are both named '" +
+                                             mesh->name + "'");
+    if (fresh && reserved->count(mesh->name))
+      ir::fail(ir::ErrorKind::kInternal, "cannot print module: mesh name '" + mesh->name +
+                                             "' collides with another module-level name");
+  }
+  std::string out;
+  for (const auto& [name, mesh] : by_name) {
+    out += name + " = " + mesh->to_string() + "\n";
+    reserved->insert(name);
+  }
+  return out;
 }
 
 }  // namespace
@@ -243,6 +481,8 @@ std::string print_module(const ir::Module& m) {
     reserved.insert(f->name());
   }
   for (const auto& s : ops::all_surfaces()) reserved.insert(s.name);
+  for (const char* s : {"Mesh", "ShardLayout", "Split", "Broadcast", "Partial", "Layout", "reshard", "local"})
+    reserved.insert(s);
   for (const auto& d : dims) reserved.insert(d.first);
 
   std::string out = "from tilefoundry.dsl import *\n\nTARGET = " + m.target().to_string() + "\n";
@@ -250,6 +490,8 @@ std::string print_module(const ir::Module& m) {
   for (const auto& [name, range] : dims)
     out += name + " = DimVar(\"" + name + "\", " + std::to_string(range.first) + ", " +
            std::to_string(range.second) + ")\n";
+  std::string meshes = mesh_bindings(m, &reserved);
+  if (!meshes.empty()) out += "\n" + meshes;
   std::set<std::string> printed;
   for (const auto& f : m.functions()) {
     out += "\n" + FunctionPrinter(*f, reserved, printed).print();

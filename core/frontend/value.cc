@@ -91,6 +91,10 @@ std::optional<ir::AttrValue> Value::to_attr() const {
       return ir::AttrValue(ints);
     }
     case Kind::kExpr:
+    case Kind::kRangeSlice:
+    case Kind::kMesh:
+    case Kind::kShardAttr:
+    case Kind::kLayout:
     case Kind::kNone: return std::nullopt;
   }
   return std::nullopt;
@@ -107,8 +111,22 @@ std::string Value::describe() const {
     case Kind::kDType: return "the dtype " + std::string(ir::dtype_name(dtype));
     case Kind::kTuple: return "a tuple";
     case Kind::kNone: return "None";
+    case Kind::kMesh: return "the mesh " + mesh->to_string();
+    case Kind::kShardAttr: return "the shard attribute " + shard_attr->attr.to_string();
+    case Kind::kLayout: return layout->mesh ? "a ShardLayout" : "a Layout";
+    case Kind::kRangeSlice: return "the tile range slice [" + dim.to_string() + ", " + dim.to_string() + " + " +
+                                   items[0].as_dim().to_string() + ")";
   }
   return "?";
+}
+
+Value Value::of_range_slice(const ir::ShapeDim& start, const ir::ShapeDim& step, Pos p) {
+  Value v;
+  v.kind = Kind::kRangeSlice;
+  v.dim = start;
+  v.items.push_back(of_dim(step, p));
+  v.pos = p;
+  return v;
 }
 
 }  // namespace tf::frontend

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/frontend/shard_value.h"
 #include "core/frontend/source.h"
 #include "core/ir/dtype.h"
 #include "core/ir/expr.h"
@@ -29,6 +30,10 @@ struct Value {
     kDType,
     kTuple,   // a literal tuple of compile-time values
     kNone,
+    kRangeSlice,  // a tile(stop, step=s) loop variable: [dim, dim + items[0]) in a subscript
+    kMesh,        // a Mesh binding (module level or `with Mesh(...) as m:`)
+    kShardAttr,   // Split(...) / Broadcast() / Partial(...)
+    kLayout,      // ShardLayout(...) / Layout(...), resolved against a shape at its use
   };
   Kind kind = Kind::kNone;
   ir::ExprPtr expr;
@@ -39,6 +44,9 @@ struct Value {
   std::string s;
   ir::DType dtype = ir::DType::kF32;
   std::vector<Value> items;
+  ir::MeshPtr mesh;                           // kMesh
+  std::shared_ptr<const ShardAttrSpec> shard_attr;  // kShardAttr
+  std::shared_ptr<const LayoutSpec> layout;   // kLayout
   Pos pos;  // where the expression starts
 
   static Value of_expr(ir::ExprPtr e, Pos p);
@@ -50,6 +58,8 @@ struct Value {
   static Value of_string(std::string v, Pos p);
   static Value of_dtype(ir::DType d, Pos p);
   static Value of_tuple(std::vector<Value> items, Pos p);
+  // The tile loop variable: the half-open window [start, start + step).
+  static Value of_range_slice(const ir::ShapeDim& start, const ir::ShapeDim& step, Pos p);
 
   bool is_expr() const { return kind == Kind::kExpr; }
   bool is_dim_like() const { return kind == Kind::kInt || kind == Kind::kDim; }

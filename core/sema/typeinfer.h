@@ -15,9 +15,9 @@ namespace tf::sema {
 // An op that is not registered is Error(kInternal).
 ir::CallPtr make_op_call(ir::OpPtr op, std::vector<ir::ExprPtr> args, ir::Span span = {});
 
-// A call to a Function: arity must match and each argument type must equal the
-// parameter's (a static extent may fill a DimVar parameter extent when inside
-// its range). The result type is the callee's return type with those DimVars
+// A call to a Function, typed by elaboration (elaborate.h): the Call targets
+// the concrete instance for the argument types (the callee itself when nothing
+// changes) and its type is the instance return type with the call DimVars
 // substituted. Throws Error(kType) naming the callee, the parameter and the rule.
 ir::CallPtr make_function_call(ir::FunctionPtr callee, std::vector<ir::ExprPtr> args, ir::Span span = {});
 

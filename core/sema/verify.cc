@@ -5,6 +5,7 @@
 
 #include "core/ir/error.h"
 #include "core/ir/visitor.h"
+#include "core/sema/dispatch.h"
 #include "core/sema/typeinfer.h"
 
 namespace tf::sema {
@@ -42,9 +43,14 @@ void check_dimvar_bounds(const ir::Function& fn) {
 class BodyChecker : public ir::ExprVisitor {
  public:
   BodyChecker(const ir::Function& fn) : fn_(fn) {
-    for (const auto& p : fn.params()) bound_.insert(p.get());
+    for (const auto& p : fn.params()) {
+      bound_.insert(p.get());
+      for (const auto& t : ir::flatten_tensor_types(p->type()))
+        for (const auto& d : t->shape()) d.collect_vars(&param_dims_);
+    }
   }
   void bind(const ir::Var* v) { bound_.insert(v); }
+  void bind_induction(const std::string& name) { inductions_.insert(name); }
 
  protected:
   void visit_var(const ir::Var& v) override {
@@ -59,11 +65,33 @@ class BodyChecker : public ir::ExprVisitor {
                             "' is stamped " + c.type()->to_string() + " but typeinfer derives " +
                             again->type()->to_string());
   }
-  void visit_grid_region(const ir::GridRegionExpr&) override {}
+  // Spec §1.2: the carry chain's yields come back with the carried types.
+  void visit_grid_region(const ir::GridRegionExpr& g) override {
+    const auto& f = g.fields();
+    // Spec §1.2: every DimVar of start / extent / step is bound by the
+    // function's parameter shapes (or is an enclosing loop's variable).
+    std::map<std::string, std::pair<int64_t, int64_t>> dims;
+    for (const auto* d : {&f.start, &f.extent, &f.step}) d->collect_vars(&dims);
+    for (const auto& [name, range] : dims)
+      if (!param_dims_.count(name) && !inductions_.count(name))
+        verify_error(fn_, "loop bound DimVar '" + name + "' is not bound by a parameter shape");
+    for (size_t k = 0; k < f.yield_values.size(); ++k)
+      if (!ir::type_equal(f.yield_values[k]->type(), f.carried_args[k]->type()))
+        verify_error(fn_, "loop-carried '" + f.carried_args[k]->name() + "' has type " +
+                              f.carried_args[k]->type()->to_string() + " but its yield has type " +
+                              f.yield_values[k]->type()->to_string());
+    for (size_t k = 0; k < f.init_args.size(); ++k)
+      if (!ir::type_equal(f.init_args[k]->type(), f.carried_args[k]->type()))
+        verify_error(fn_, "loop-carried '" + f.carried_args[k]->name() + "' has type " +
+                              f.carried_args[k]->type()->to_string() + " but its init value has type " +
+                              f.init_args[k]->type()->to_string());
+  }
 
  private:
   const ir::Function& fn_;
   std::set<const ir::Var*> bound_;
+  std::map<std::string, std::pair<int64_t, int64_t>> param_dims_;
+  std::set<std::string> inductions_;
 };
 
 // Loop binders are in scope inside their region; collect them up front.
@@ -74,6 +102,7 @@ class BinderCollector : public ir::ExprVisitor {
  protected:
   void visit_grid_region(const ir::GridRegionExpr& g) override {
     checker_->bind(g.fields().induction_var.get());
+    checker_->bind_induction(g.fields().induction_var->name());
     for (const auto& c : g.fields().carried_args) checker_->bind(c.get());
   }
 
@@ -93,13 +122,6 @@ void check_body(const ir::Function& fn) {
                  ", but its body has type " + fn.body()->type()->to_string());
 }
 
-void check_variant_of(const ir::Function& base, const ir::Function& v) {
-  if (!v.is_variant()) verify_error(base, "variant '" + v.label() + "' carries no specialization");
-  if (v.name() != base.name()) verify_error(base, "every variant MUST share the base's name, but one is '" + v.name() + "'");
-  if (!ir::type_equal(v.type(), base.type()))
-    verify_error(base, "every variant MUST share the base's params and return_type");
-}
-
 }  // namespace
 
 void verify_function(const ir::Function& fn) {
@@ -109,15 +131,31 @@ void verify_function(const ir::Function& fn) {
     verify_error(fn, "has no body and no variants: a prototype with no variants is uncallable");
   check_dimvar_bounds(fn);
   check_body(fn);
+  check_dispatch(fn);
   for (const auto& v : fn.variants()) {
-    check_variant_of(fn, *v);
     check_dimvar_bounds(*v);
     check_body(*v);
   }
 }
 
 namespace {
-// A Call's callee must be the module's function of that name (same node).
+// True when `instance` is an elaboration of `fn`: same name and the same
+// parameter shapes and dtypes (elaboration changes only layout and storage).
+bool is_instance_of(const ir::Function& instance, const ir::Function& fn) {
+  if (instance.name() != fn.name() || instance.params().size() != fn.params().size() || fn.is_prototype())
+    return false;
+  for (size_t i = 0; i < fn.params().size(); ++i) {
+    auto a = ir::flatten_tensor_types(instance.params()[i]->type());
+    auto b = ir::flatten_tensor_types(fn.params()[i]->type());
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k)
+      if (a[k]->dtype() != b[k]->dtype() || !ir::shape_equal(a[k]->shape(), b[k]->shape())) return false;
+  }
+  return true;
+}
+
+// A Call's callee must be the module's function of that name (same node), or
+// an elaborated instance of it, which is verified in turn.
 class CalleeChecker : public ir::ExprVisitor {
  public:
   CalleeChecker(const std::map<std::string, const ir::Function*>& table, const ir::Function& fn)
@@ -127,11 +165,17 @@ class CalleeChecker : public ir::ExprVisitor {
   void visit_call(const ir::Call& c) override {
     if (!c.callee()) return;
     auto it = table_.find(c.callee()->name());
-    if (it == table_.end() || it->second != c.callee().get())
+    if (it != table_.end() && it->second == c.callee().get()) return;
+    if (it == table_.end() || !is_instance_of(*c.callee(), *it->second))
       verify_error(fn_, "calls '" + c.callee()->name() + "', which is not a function of this module");
+    if (!checked_.insert(c.callee().get()).second) return;
+    check_dimvar_bounds(*c.callee());
+    check_body(*c.callee());
+    CalleeChecker(table_, *c.callee()).visit(c.callee()->body());
   }
 
  private:
+  std::set<const ir::Function*> checked_;
   const std::map<std::string, const ir::Function*>& table_;
   const ir::Function& fn_;
 };

@@ -12,7 +12,10 @@ namespace tf::sema {
 // whose type equals return_type; every Var the body uses is one of its params;
 // every Call's stored type is what typeinfer derives; same-name DimVars agree
 // on (lo, hi) across params and return type; a top-level function is not a
-// variant; a prototype has variants (and those are checked too).
+// variant; a prototype has variants obeying the dispatch rules (dispatch.h;
+// each variant is checked too); a loop's carries keep their types and its
+// start / extent / step DimVars are bound by the parameter shapes. A call
+// to an elaborated instance of a module function is verified in turn.
 void verify_function(const ir::Function& fn);
 
 // Verifies every function, then builds the Module (names distinct).

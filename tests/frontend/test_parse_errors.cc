@@ -116,15 +116,14 @@ TEST(ParseError, StatementAfterReturn) {
   expect_error(fn("    return x\n    a = y\n"), ErrorKind::kParse, 4, 5, {"unreachable"});
 }
 
-TEST(ParseError, DispatchPrototypeNotSupportedYet) {
-  expect_error(fn("    pass\n"), ErrorKind::kParse, 2, 1, {"specialize is not supported yet"});
+TEST(ParseError, SpecializeNeedsAPrototype) {
   expect_error("@decode.specialize(S=(1, 64))\ndef g(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n",
-               ErrorKind::kParse, 1, 2, {"specialize is not supported yet"});
+               ErrorKind::kParse, 1, 2, {"not a dispatch prototype"});
 }
 
-TEST(ParseError, LoopsNotSupportedYet) {
-  expect_error(fn("    for i in tile(4, step=2):\n        x = x\n    return x\n"), ErrorKind::kParse, 3, 5,
-               {"'for' statements are not supported yet"});
+TEST(ParseError, WhileNotSupportedYet) {
+  expect_error(fn("    while x:\n        x = x\n    return x\n"), ErrorKind::kParse, 3, 5,
+               {"'while' statements are not supported yet"});
 }
 
 TEST(ParseError, CallToLaterFunction) {

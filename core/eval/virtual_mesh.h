@@ -1,0 +1,31 @@
+// The virtual-mesh evaluator (ARCHITECTURE §4, `mesh="virtual"`): runs a
+// sharded function once per mesh instance on that instance's local shards and
+// reassembles the logical result. It is how tests show that every accepted
+// sharding rule computes the same answer as the unsharded program.
+//
+// Semantics. Arguments are the logical (global) tensors. Each instance
+// receives its local shard of a sharded parameter: a Split axis gives the
+// instance its block; Broadcast the whole value; Partial(reduction) the
+// logical value on instance 0 and the reduction's identity on the others.
+// Every Call runs per instance on local values with its local result type,
+// except a Reduce over a Split axis and a Gather on a Split axis, whose
+// cross-instance meaning is the spec's (collapse to Broadcast / Partial(sum)).
+// Results: Split axes are concatenated, Partial values reduced across
+// instances, Broadcast / plain values taken from instance 0.
+#pragma once
+
+#include <vector>
+
+#include "core/ir/module.h"
+#include "core/runtime/ndarray.h"
+
+namespace tf::eval {
+
+// Same contract as evaluate(); fn's tensors must have static shapes. A
+// function with no ShardLayout anywhere runs once (one instance).
+// Throws Error(kUnsupported) for an op it cannot run per instance (a loop,
+// a nested function call, an op whose attributes embed a global shape).
+std::vector<runtime::NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Function& fn,
+                                                    const std::vector<runtime::NDArray>& inputs);
+
+}  // namespace tf::eval
