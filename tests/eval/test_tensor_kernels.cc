@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/frontend/parser.h"
 #include "core/ops/tensor/tensor.h"
 #include "eval_helpers.h"
 
@@ -151,6 +152,36 @@ TEST(ZerosKernel, AllocatesZerosOfTheDtype) {
   NDArray out = program({}, body).run({})[0];
   EXPECT_EQ(out.dtype(), DType::kBF16);
   EXPECT_EQ(values<runtime::BFloat16>(out), (std::vector<double>{0, 0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace tf::evaltest
+
+namespace tf::evaltest {
+namespace {
+
+// Regression (fuzz finding): x[:, 1:3] on an axis of symbolic length M is
+// typed 2 wide; an M < 3 argument must be a runtime error naming the slice,
+// not an internal type mismatch.
+TEST(SliceKernel, StaticWindowOnASymbolicAxisTooShortIsARuntimeError) {
+  ir::ModulePtr m = frontend::parse_module(R"(
+M = DimVar("M", 1, 64)
+
+@func
+def f(x: Tensor[(4, M), f32]) -> Tensor[(4, 2), f32]:
+    return x[:, 1:3]
+)", "t.tf");
+  const ir::Function& fn = *m->lookup("f");
+  NDArray ok = NDArray::empty(ir::DType::kF32, {4, 5});
+  EXPECT_EQ(eval::evaluate(*m, fn, {ok})[0].shape(), (std::vector<int64_t>{4, 2}));
+  NDArray shorter = NDArray::empty(ir::DType::kF32, {4, 2});
+  try {
+    eval::evaluate(*m, fn, {shorter});
+    FAIL() << "expected a runtime error";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(e.kind(), ir::ErrorKind::kRuntime) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'slice' axis 1"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -183,12 +183,22 @@ NDArray slice_kernel(const KernelArgs& args) {
   const NDArray& x = args.inputs[0];
   const auto& op = args.op<ops::Slice>();
   std::vector<int64_t> shape, strides;
+  std::vector<int64_t> typed = args.out_shape();
   int64_t offset = 0;
   for (size_t d = 0; d < x.ndim(); ++d) {
     ops::SliceAxis ax = ops::resolve_slice_axis(op.begin[d].evaluate(args.bindings),
                                                 op.end[d].evaluate(args.bindings), op.strides[d],
                                                 x.shape()[d]);
     int64_t extent = ax.extent.value();
+    // Static bounds on a symbolic axis are typed as a window that fits
+    // (x[:, 1:3] on an M axis is 2 wide); an argument too short for the
+    // window is a runtime error, not a silently shorter result.
+    if (extent != typed[d])
+      ir::fail(ir::ErrorKind::kRuntime,
+               "'slice' axis " + std::to_string(d) + ": the window " + op.begin[d].to_string() + ":" +
+                   op.end[d].to_string() + " is typed " + std::to_string(typed[d]) +
+                   " wide, but an axis of length " + std::to_string(x.shape()[d]) + " gives " +
+                   std::to_string(extent));
     shape.push_back(extent);
     strides.push_back(x.strides()[d] * op.strides[d]);
     if (extent > 0) offset += ax.begin.value() * x.strides()[d];
