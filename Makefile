@@ -8,7 +8,8 @@ CMAKE_FLAGS ?=
 export PYTHONPATH := $(CURDIR)/torch_ext/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 export TILEFOUNDRY_LIB_DIR := $(CURDIR)/$(BUILD)/lib
 
-.PHONY: all setup configure build demo test test-core test-python bench install clean
+.PHONY: all setup configure build demo test test-core test-python test-long bench install clean \
+        test-asan test-tsan fuzz test-torch2 abi-baseline san-setup
 
 all: build
 
@@ -26,6 +27,9 @@ build: setup configure
 demo: build
 	$(BUILD)/bin/tf_example_c examples/c/kernels.tf
 	$(PYTHON) examples/python/llama_block.py
+	$(PYTHON) examples/python_ctypes/rmsnorm.py
+	@if command -v rustc >/dev/null; then bash examples/rust/run.sh $(BUILD); \
+	 else echo "demo: rustc not found, skipping examples/rust"; fi
 
 test-core: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -35,6 +39,10 @@ test-python: build
 
 test: test-core test-python
 
+# Compiled vs evaluator on >= 5000 random programs (a few minutes).
+test-long: build
+	TF_RANDOM_PROGRAMS=5000 $(BUILD)/bin/tf_compiler_tests --gtest_filter=RandomPrograms.*
+
 bench: build
 	$(PYTHON) bench/bench.py
 
@@ -43,3 +51,76 @@ install: build
 
 clean:
 	rm -rf $(BUILD)
+
+# --- robustness (docs/robustness.md) -------------------------------------
+# Sanitizer builds use clang, live in their own build dirs and leave torch
+# out; they run the core, capi and C example tests (not install/python).
+ASAN_BUILD   ?= build-asan
+TSAN_BUILD   ?= build-tsan
+FUZZ_SECONDS ?= 60
+SAN_CMAKE    := -G Ninja -DTF_BUILD_TORCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+SAN_EXCLUDE  := Install\.
+SAN_ENV      := OPENBLAS_NUM_THREADS=1 \
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+FUZZERS      := parser kernel_run evaluator
+
+# clang and its sanitizer / libFuzzer runtimes are needed only by these targets.
+san-setup: setup
+	@command -v clang++ >/dev/null && ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+	  >/dev/null 2>&1 || { echo "needs clang and libclang-rt-dev: apt-get install clang libclang-rt-dev"; exit 1; }
+
+# ASan + UBSan; the same build carries libFuzzer coverage for `make fuzz`.
+$(ASAN_BUILD)/build.ninja: | san-setup
+	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DTF_SANITIZE=address,undefined -DTF_FUZZ=ON
+
+test-asan: $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)'
+
+$(TSAN_BUILD)/build.ninja: | san-setup
+	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DTF_SANITIZE=thread
+
+test-tsan: $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)'
+
+# Each fuzzer runs FUZZ_SECONDS on the seeds of tests/fuzz/corpus/<name>,
+# growing its own corpus in $(ASAN_BUILD)/fuzz/<name>; a crash leaves its
+# input in $(ASAN_BUILD)/fuzz/ and fails the target.
+fuzz: $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
+	@failed=""; for f in $(FUZZERS); do \
+	  mkdir -p $(ASAN_BUILD)/fuzz/$$f && \
+	  echo "fuzz: fuzz_$$f for $(FUZZ_SECONDS) s" && \
+	  $(SAN_ENV) $(ASAN_BUILD)/bin/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=$(ASAN_BUILD)/fuzz/$$f- \
+	    $$(test -f tests/fuzz/$$f.dict && echo -dict=tests/fuzz/$$f.dict) \
+	    $(ASAN_BUILD)/fuzz/$$f tests/fuzz/corpus/$$f > $(ASAN_BUILD)/fuzz/$$f.log 2>&1; \
+	  rc=$$?; tail -n 12 $(ASAN_BUILD)/fuzz/$$f.log; test $$rc -eq 0 || failed="$$failed $$f"; \
+	done; test -z "$$failed" || { echo "fuzz: crashes in:$$failed (inputs in $(ASAN_BUILD)/fuzz/)"; exit 1; }
+
+# torch 2.x (outside CI): a clean venv with a pip-installed torch, the torch
+# extension built against it, and the Python tests run with it.
+TORCH2_DIR   ?= build-torch2
+TORCH2_SPEC  ?= torch>=2.1
+TORCH2_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH2_PY    := $(TORCH2_DIR)/venv/bin/python
+
+test-torch2: | setup
+	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_DIR)/venv
+	$(TORCH2_PY) -m pip install -q --index-url $(TORCH2_INDEX) --extra-index-url https://pypi.org/simple \
+	  '$(TORCH2_SPEC)' numpy pytest
+	cmake -S . -B $(TORCH2_DIR) -G Ninja -DTF_BUILD_TORCH=ON -DPython3_EXECUTABLE=$(TORCH2_PY) \
+	  -DCMAKE_PREFIX_PATH="$$($(TORCH2_PY) -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
+	cmake --build $(TORCH2_DIR) -j $(JOBS)
+	TILEFOUNDRY_LIB_DIR=$(CURDIR)/$(TORCH2_DIR)/lib $(TORCH2_PY) -m pytest -q tests/python
+
+# Records the public header's ABI surface in abi/ (refuses a change that the
+# version bump does not allow; see abi/abi.py).
+# ABI_UNRELEASED=1: the header's version has never been committed, so
+# several additions may be assembled into it.
+abi-baseline:
+	$(PYTHON) abi/abi.py update include/tilefoundry/tilefoundry.h abi/baseline.txt abi/symbols.txt \
+	  $(if $(ABI_UNRELEASED),--unreleased)

@@ -42,6 +42,13 @@ tf_status translate_current_exception() noexcept;
 // Wraps an entry point's body; the body returns nothing itself and falls
 // through to TF_OK on success.
 #define TF_C_API_BEGIN try {
+// Like TF_C_API_END, for an entry point whose checked prologue is followed
+// by a call to another entry point (which has its own BEGIN / END).
+#define TF_C_API_END_NO_RETURN                        \
+  }                                                   \
+  catch (...) {                                       \
+    return ::tf::capi::translate_current_exception(); \
+  }
 #define TF_C_API_END                                  \
   }                                                   \
   catch (...) {                                       \

@@ -44,6 +44,7 @@ tf_backend requested_backend(const tf_compile_options* opts) {
   switch (opts->backend) {
     case TF_BACKEND_NATIVE: return TF_BACKEND_NATIVE;
     case TF_BACKEND_EVALUATOR: return TF_BACKEND_EVALUATOR;
+    case TF_BACKEND_VIRTUAL_MESH: return TF_BACKEND_VIRTUAL_MESH;
     default: invalid("unknown backend " + std::to_string(opts->backend));
   }
 }

@@ -1,5 +1,8 @@
 #include "capi/tensor_args.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "capi/error.h"
 #include "core/ir/error.h"
 #include "tilefoundry/tilefoundry.h"
@@ -62,6 +65,47 @@ ir::DType checked_dtype(const DLTensor& t, const std::string& what) {
   }
 }
 
+// The element strides of t: its own, or compact row-major when NULL.
+std::vector<int64_t> strides_of(const DLTensor& t, const std::vector<int64_t>& shape) {
+  if (t.strides != nullptr) return std::vector<int64_t>(t.strides, t.strides + shape.size());
+  std::vector<int64_t> s(shape.size());
+  int64_t step = 1;
+  for (size_t a = shape.size(); a-- > 0;) {
+    s[a] = step;
+    step *= shape[a] > 0 ? shape[a] : 1;  // no overflow: num_elements checked the product
+  }
+  return s;
+}
+
+// Rationale: the kernels form element addresses from strides and extents;
+// a descriptor whose reach does not fit in int64 bytes would overflow that
+// arithmetic, so it is rejected here rather than trusted.
+void check_reach(const DLTensor& t, const sema::ArgDesc& d, const std::string& what) {
+  if (num_elements(d.shape) == 0) return;
+  std::vector<int64_t> strides = strides_of(t, d.shape);
+  int64_t reach = 0;
+  for (size_t a = 0; a < d.shape.size(); ++a) {
+    int64_t s = strides[a], r = 0;
+    bool overflow = s == INT64_MIN || __builtin_mul_overflow(s < 0 ? -s : s, d.shape[a] - 1, &r) ||
+                    __builtin_add_overflow(reach, r, &reach);
+    if (overflow) invalid(what, "stride " + std::to_string(s) + " of axis " + std::to_string(a) +
+                                    " reaches beyond 2^63 elements");
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(reach + 1, int64_t(ir::dtype_bytes(d.dtype)), &bytes) ||
+      t.byte_offset > uint64_t(INT64_MAX - bytes))
+    invalid(what, "strides and byte_offset reach beyond 2^63 bytes");
+}
+
+void check_alignment(const DLTensor& t, const sema::ArgDesc& d, const std::string& what) {
+  if (t.data == nullptr || num_elements(d.shape) == 0) return;
+  uint64_t size = ir::dtype_bytes(d.dtype);
+  uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(t.data)) + t.byte_offset;
+  if (addr % size != 0)
+    invalid(what, "data + byte_offset is not aligned to the " + std::to_string(size) +
+                      "-byte element size");
+}
+
 }  // namespace
 
 int64_t num_elements(const std::vector<int64_t>& shape) {
@@ -77,15 +121,43 @@ sema::ArgDesc describe_tensor(const DLTensor& t, const std::string& what, bool n
   check_device(t, what);
   sema::ArgDesc d{checked_dtype(t, what), checked_shape(t, what)};
   if (need_data && t.data == nullptr && num_elements(d.shape) != 0) invalid(what, "data is NULL");
+  check_reach(t, d, what);
+  check_alignment(t, d, what);
   return d;
 }
 
+void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const std::string& what) {
+  if (num_elements(d.shape) == 0) return;
+  std::vector<int64_t> strides = strides_of(t, d.shape);
+  std::vector<std::pair<int64_t, int64_t>> axes;  // (|stride|, extent) of axes with extent > 1
+  for (size_t a = 0; a < d.shape.size(); ++a)
+    if (d.shape[a] > 1) axes.emplace_back(strides[a] < 0 ? -strides[a] : strides[a], d.shape[a]);
+  std::sort(axes.begin(), axes.end());
+  // Sorted by |stride|, each axis must step past everything the smaller ones
+  // reach; otherwise two indices share an element. check_reach bounds the sums.
+  int64_t reach = 0;
+  for (const auto& [stride, extent] : axes) {
+    if (stride <= reach)
+      invalid(what, "strides make elements overlap (a stride of " + std::to_string(stride) +
+                        " on an axis of extent " + std::to_string(extent) +
+                        "); an output must not alias itself");
+    reach += stride * (extent - 1);
+  }
+}
+
 runtime::NDArray view_tensor(const DLTensor& t, const std::string& what) {
-  // Rationale: an empty tensor may legally carry data == NULL; give the view
-  // a harmless address so that from_dlpack need not special-case it.
+  // Rationale: an empty tensor may legally carry data == NULL and any
+  // byte_offset (nothing is addressed); give its view a harmless address and
+  // no offset, so that from_dlpack need not special-case it and no pointer
+  // arithmetic wraps (fuzz finding, tests/fuzz/regressions/kernel_run).
   static char empty_storage;
   DLTensor v = t;
-  if (v.data == nullptr) v.data = &empty_storage;
+  bool empty = v.ndim > 0 && v.shape != nullptr &&
+               std::any_of(v.shape, v.shape + v.ndim, [](int64_t e) { return e == 0; });
+  if (v.data == nullptr || empty) {
+    v.data = &empty_storage;
+    v.byte_offset = 0;
+  }
   try {
     return runtime::NDArray::from_dlpack(v);
   } catch (const ir::Error& e) {

@@ -21,6 +21,16 @@ namespace tf::capi {
 // TF_ERR_INVALID_ARGUMENT otherwise.
 sema::ArgDesc describe_tensor(const DLTensor& t, const std::string& what, bool need_data);
 
+// Besides, the descriptor's reach (strides x extents, plus byte_offset, in
+// bytes) must fit in int64, and data + byte_offset must be aligned to the
+// element size; any strides are accepted otherwise (zero, negative, NULL =
+// compact row-major), and so is data == NULL for a tensor with no elements.
+
+// Requires the non-empty tensor t (described by d) to have no two indices
+// that share an element: writing it must be well defined. Zero strides on an
+// axis of extent > 1 fail, so do strides like (1, 1) for shape (2, 2).
+void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const std::string& what);
+
 // A borrowed view of a tensor describe_tensor accepted (with need_data).
 runtime::NDArray view_tensor(const DLTensor& t, const std::string& what);
 

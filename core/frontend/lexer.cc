@@ -211,6 +211,9 @@ class Lexer {
     while (true) {
       if (i_ >= s_.size() || (!triple && s_[i_] == '\n')) src_.parse_error(p, "unterminated string literal");
       if (triple ? s_.compare(i_, 3, std::string(3, q)) == 0 : s_[i_] == q) break;
+      // Printed modules are NUL-terminated C strings (tf_module_print), so a
+      // NUL could never round-trip (fuzz finding, tests/fuzz/regressions/parser).
+      if (s_[i_] == '\0') src_.parse_error(pos(), "NUL byte in a string literal");
       if (s_[i_] == '\\' && i_ + 1 < s_.size()) {
         advance();
         char e = s_[i_];

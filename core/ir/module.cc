@@ -11,10 +11,27 @@ Target Target::default_cpu() {
   return Target{"cpu", {{"device", 1}, {"cta", cores ? static_cast<int64_t>(cores) : 1}}};
 }
 
+namespace {
+
+// A DSL string literal holding s: escapes what the lexer would otherwise end
+// the literal on or reinterpret (fuzz finding, tests/fuzz/regressions/parser).
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"') q += '\\', q += c;
+    else if (c == '\n') q += "\\n";
+    else if (c == '\t') q += "\\t";
+    else q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
 std::string Target::to_string() const {
-  std::string s = "Target(\"" + name + "\", topology=(";
+  std::string s = "Target(" + quoted(name) + ", topology=(";
   for (size_t i = 0; i < topology.size(); ++i)
-    s += (i ? ", " : "") + std::string("(\"") + topology[i].first + "\", " + std::to_string(topology[i].second) + ")";
+    s += (i ? ", (" : "(") + quoted(topology[i].first) + ", " + std::to_string(topology[i].second) + ")";
   return s + (topology.size() == 1 ? ",))" : "))");
 }
 

@@ -25,10 +25,35 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 1
+#define TF_VERSION_MINOR 2
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
+
+/* DLPack >= 1.0's versioned managed tensor. With an older dlpack.h (Debian
+ * ships 0.6) it is declared here with exactly upstream's layout
+ * (dmlc/dlpack include/dlpack/dlpack.h, v1.x: version, manager_ctx, deleter,
+ * flags, dl_tensor; 80 bytes on LP64), so that callers compiled against
+ * either header exchange the same bytes. Guarded by DLPACK_MAJOR_VERSION,
+ * which only DLPack >= 1.0 defines. */
+#if !defined(DLPACK_MAJOR_VERSION)
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+#endif
+/* The DLManagedTensorVersioned major version this library reads and writes. */
+#define TF_DLPACK_MAJOR_VERSION 1
+#define TF_DLPACK_MINOR_VERSION 0
 
 /* Upper bound on the rank of any tensor crossing this ABI. */
 #define TF_MAX_NDIM 8
@@ -55,7 +80,8 @@ typedef enum tf_status {
 
 typedef enum tf_backend {
   TF_BACKEND_NATIVE = 0,    /* compiled native code (falls back to the evaluator when unavailable) */
-  TF_BACKEND_EVALUATOR = 1  /* the reference evaluator */
+  TF_BACKEND_EVALUATOR = 1, /* the reference evaluator */
+  TF_BACKEND_VIRTUAL_MESH = 2 /* the evaluator, once per mesh instance on local shards (ARCHITECTURE 4) */
 } tf_backend;
 
 /* Options of tf_kernel_compile. Zero-initialize, then set struct_size =
@@ -87,6 +113,17 @@ TF_API tf_status tf_module_function_name(tf_module m, size_t i, const char** out
 /* The typed signature of fn in DSL syntax; free with tf_string_free. */
 TF_API tf_status tf_module_signature(tf_module m, const char* fn, char** out_text);
 TF_API void tf_module_release(tf_module m);
+/* AOT: compiles every function of m that the native code generator handles
+ * into one shared library written at path, with m's text embedded; the rest
+ * will run on the evaluator. Needs a C++ compiler (TF_CC):
+ * TF_ERR_UNSUPPORTED without one. Since 0.2. */
+TF_API tf_status tf_module_export_library(tf_module m, const char* path);
+/* Loads a library written by tf_module_export_library, in any process, with
+ * no compiler needed. Kernels compiled from *out with TF_BACKEND_NATIVE run
+ * the library's code (tf_kernel_backend: TF_BACKEND_NATIVE). TF_ERR_NOT_FOUND
+ * when path cannot be loaded, TF_ERR_INVALID_ARGUMENT when it is not a
+ * TileFoundry kernel library. Release *out with tf_module_release. Since 0.2. */
+TF_API tf_status tf_module_load_library(const char* path, tf_module* out);
 
 /* --- kernels ------------------------------------------------------------ */
 /* opts may be NULL for the defaults. The kernel keeps its module alive. */
@@ -113,6 +150,19 @@ TF_API tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLT
  * and calls its deleter. On failure every out[i] is left as it was. */
 TF_API tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in,
                                 DLManagedTensor** out, size_t n_out);
+/* tf_kernel_run over DLPack >= 1.0 tensors, all borrowed: their deleters are
+ * never called and ownership stays with the caller. A tensor whose
+ * version.major is not TF_DLPACK_MAJOR_VERSION is TF_ERR_UNSUPPORTED (no
+ * other field of it is read); an output with DLPACK_FLAG_BITMASK_READ_ONLY is
+ * TF_ERR_INVALID_ARGUMENT, and nothing is written. Since 0.2. */
+TF_API tf_status tf_kernel_run_versioned(tf_kernel k, const DLManagedTensorVersioned* const* in,
+                                         size_t n_in, DLManagedTensorVersioned* const* out,
+                                         size_t n_out);
+/* Like tf_kernel_call but hands out DLPack >= 1.0 tensors: version
+ * {TF_DLPACK_MAJOR_VERSION, TF_DLPACK_MINOR_VERSION}, flags 0 (writable,
+ * owned by the caller, who calls each deleter once). Since 0.2. */
+TF_API tf_status tf_kernel_call_versioned(tf_kernel k, const DLTensor* in, size_t n_in,
+                                          DLManagedTensorVersioned** out, size_t n_out);
 /* Adds a reference; each retain is matched by one tf_kernel_release. */
 TF_API tf_status tf_kernel_retain(tf_kernel k);
 TF_API void tf_kernel_release(tf_kernel k);

@@ -17,6 +17,19 @@ static_assert(sizeof(((tf_compile_options*)nullptr)->reserved) == 5 * sizeof(uin
 static_assert(std::is_standard_layout<tf_compile_options>::value, "C layout");
 static_assert(std::is_trivial<tf_compile_options>::value, "C layout");
 
+// DLPack 1.0's versioned managed tensor: our compat declaration (or the
+// installed dlpack.h's) must have upstream's LP64 layout exactly.
+static_assert(sizeof(DLTensor) == 48, "DLTensor size");
+static_assert(sizeof(DLManagedTensorVersioned) == 80, "DLManagedTensorVersioned size");
+static_assert(offsetof(DLManagedTensorVersioned, version) == 0, "version offset");
+static_assert(offsetof(DLManagedTensorVersioned, manager_ctx) == 8, "manager_ctx offset");
+static_assert(offsetof(DLManagedTensorVersioned, deleter) == 16, "deleter offset");
+static_assert(offsetof(DLManagedTensorVersioned, flags) == 24, "flags offset");
+static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32, "dl_tensor offset");
+static_assert(sizeof(DLPackVersion) == 8 && offsetof(DLPackVersion, minor) == 4, "DLPackVersion");
+static_assert(DLPACK_FLAG_BITMASK_READ_ONLY == 1 && DLPACK_FLAG_BITMASK_IS_COPIED == 2,
+              "DLPack 1.0 flag bits");
+
 static_assert(sizeof(tf_status) == sizeof(int), "tf_status is an int-sized enum");
 static_assert(TF_OK == 0 && TF_ERR_PARSE == 1 && TF_ERR_TYPE == 2 && TF_ERR_VERIFY == 3 &&
                   TF_ERR_NOT_FOUND == 4 && TF_ERR_INVALID_ARGUMENT == 5 &&
@@ -39,6 +52,14 @@ static_assert(
     std::is_same<decltype(&tf_kernel_run),
                  tf_status (*)(tf_kernel, const DLTensor*, size_t, DLTensor*, size_t)>::value,
     "tf_kernel_run signature");
+static_assert(std::is_same<decltype(&tf_kernel_run_versioned),
+                           tf_status (*)(tf_kernel, const DLManagedTensorVersioned* const*, size_t,
+                                         DLManagedTensorVersioned* const*, size_t)>::value,
+              "tf_kernel_run_versioned signature");
+static_assert(std::is_same<decltype(&tf_kernel_call_versioned),
+                           tf_status (*)(tf_kernel, const DLTensor*, size_t,
+                                         DLManagedTensorVersioned**, size_t)>::value,
+              "tf_kernel_call_versioned signature");
 static_assert(std::is_same<decltype(&tf_abi_version), uint32_t (*)()>::value,
               "tf_abi_version signature");
 

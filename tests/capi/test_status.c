@@ -1,5 +1,6 @@
 /* Status codes, version, last error, and the compile-time statuses:
  * parse error, type error, not found, bad compile options. */
+#define _POSIX_C_SOURCE 200112L /* setenv */
 #include <ctype.h>
 
 #include "tf_test.h"
@@ -121,11 +122,23 @@ static void test_compile_options(void) {
   tf_kernel k = NULL;
   int32_t backend = -1;
 
-  /* Defaults: native requested, evaluator reported (no compiler yet). */
+  /* Defaults: native requested and, with a C++ compiler (c++ on every
+   * machine this suite runs on), native reported. */
+  CHECK_OK(tf_kernel_compile(m, "rmsnorm", NULL, &k));
+  CHECK_OK(tf_kernel_backend(k, &backend));
+  CHECK(backend == TF_BACKEND_NATIVE);
+  tf_kernel_release(k);
+
+  /* No compiler: native requested, the evaluator runs and says so. The
+   * compiler is part of the cache key, so this never hits the cache. */
+  setenv("TF_CC", "/nonexistent/tf-no-such-cc", 1);
+  k = NULL;
+  backend = -1;
   CHECK_OK(tf_kernel_compile(m, "rmsnorm", NULL, &k));
   CHECK_OK(tf_kernel_backend(k, &backend));
   CHECK(backend == TF_BACKEND_EVALUATOR);
   tf_kernel_release(k);
+  unsetenv("TF_CC");
 
   memset(&o, 0, sizeof o);
   o.struct_size = sizeof o;

@@ -1,9 +1,14 @@
 /* Thread-safety: one kernel run from several threads at once gives the
  * single-threaded result, and tf_last_error is per thread (each thread
  * sees its own failure's message, never another thread's). Also retain /
- * release from several threads. */
+ * release from several threads; one module compiled from several threads
+ * at once; and several processes compiling and running at once (there is no
+ * shared on-disk state, so they must not interfere). */
 #define _POSIX_C_SOURCE 200112L
 #include <pthread.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tf_test.h"
 
@@ -49,6 +54,61 @@ static void* work(void* arg) {
   return NULL;
 }
 
+/* Compiles m's rmsnorm and runs it once; nonzero when anything differs. */
+typedef struct {
+  tf_module m;
+  const float* want;
+  int failures;
+} compiler;
+
+static int compile_and_run(tf_module m, const float* want) {
+  float y[ROWS * 4];
+  int64_t xs[2] = {ROWS, 4}, ws[1] = {4};
+  DLDataType f32 = tf_test_dtype(kDLFloat, 32);
+  DLTensor in[2], out[1];
+  tf_kernel k = NULL;
+  int bad = 0;
+  if (tf_kernel_compile(m, "rmsnorm", NULL, &k) != TF_OK) return 1;
+  in[0] = tf_test_tensor(x_, f32, 2, xs);
+  in[1] = tf_test_tensor(w_, f32, 1, ws);
+  out[0] = tf_test_tensor(y, f32, 2, xs);
+  if (tf_kernel_run(k, in, 2, out, 1) != TF_OK || memcmp(y, want, sizeof y) != 0) bad = 1;
+  tf_kernel_release(k);
+  return bad;
+}
+
+static void* compile_work(void* arg) {
+  compiler* me = (compiler*)arg;
+  int i;
+  for (i = 0; i < ITERS / 4; ++i) me->failures += compile_and_run(me->m, me->want);
+  return NULL;
+}
+
+/* Children parse their own module, compile and run; exit status = failures. */
+static void test_processes(const float* want) {
+  pid_t kids[3];
+  int i, status;
+  fflush(NULL);
+  for (i = 0; i < 3; ++i) {
+    kids[i] = fork();
+    if (kids[i] == 0) {
+      tf_module mine = NULL;
+      int bad;
+      const char* src = TF_TEST_MODULE_SRC;
+      if (tf_module_parse(src, strlen(src), "child.tf", &mine) != TF_OK) _exit(100);
+      bad = compile_and_run(mine, want) + compile_and_run(mine, want);
+      tf_module_release(mine);
+      _exit(bad);
+    }
+    CHECK(kids[i] > 0);
+  }
+  for (i = 0; i < 3; ++i) {
+    if (kids[i] <= 0) continue;
+    CHECK(waitpid(kids[i], &status, 0) == kids[i]);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+}
+
 int main(void) {
   tf_module m = tf_test_parse(TF_TEST_MODULE_SRC);
   tf_kernel k = tf_test_compile(m, "rmsnorm");
@@ -79,6 +139,21 @@ int main(void) {
     CHECK(workers[i].wrong_results == 0);
     CHECK(workers[i].wrong_messages == 0);
   }
+  /* One module, compiled from every thread at once. */
+  {
+    compiler compilers[THREADS];
+    for (i = 0; i < THREADS; ++i) {
+      compilers[i].m = m;
+      compilers[i].want = want;
+      compilers[i].failures = 0;
+      CHECK(pthread_create(&threads[i], NULL, compile_work, &compilers[i]) == 0);
+    }
+    for (i = 0; i < THREADS; ++i) {
+      CHECK(pthread_join(threads[i], NULL) == 0);
+      CHECK(compilers[i].failures == 0);
+    }
+  }
+  test_processes(want);
   /* All retains were matched: exactly one reference is left. */
   {
     size_t n = 0;

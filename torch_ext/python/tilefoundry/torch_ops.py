@@ -45,4 +45,24 @@ def register(kernel, name=None):
     status = tl.tf_torch_register(kernel.handle, op_name.encode())
     if status != _lib.TF_OK:
         raise TileFoundryError(_lib.status_name(status), tl.tf_torch_last_error().decode())
+    _register_meta(kernel, op_name)
     return getattr(torch.ops.tilefoundry, op_name)
+
+
+_meta_libs = []  # torch.library fragments holding the Meta impls, for the process's life
+
+
+def _register_meta(kernel, op_name):
+    """Adds the op's Meta kernel (see meta.py); the kernel object stays alive
+    through the closure, like the CPU registration's own reference."""
+    import torch
+    from .meta import meta_impl
+    lib = torch.library.Library("tilefoundry", "IMPL")
+    impl = meta_impl(kernel, getattr(kernel, "signature", None))
+    lib.impl(op_name, impl, "Meta")
+    if int(torch.__version__.split(".")[0]) < 2:
+        # torch 1.x has no autograd fallthrough for meta tensors; the op has
+        # no gradient anyway, so the Meta kernel serves AutogradMeta too.
+        lib.impl(op_name, impl, "AutogradMeta")
+    with _lock:
+        _meta_libs.append(lib)

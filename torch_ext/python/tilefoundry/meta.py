@@ -1,0 +1,141 @@
+"""Meta kernels for torch.ops.tilefoundry.*: output shapes from HIR shape
+inference, reached only through the C ABI.
+
+* Concrete sizes (eager meta tensors, torch 1.13, static tracing): the
+  output description is tf_kernel_output_desc's answer, so binding checks
+  (dtype, rank, static extents, DimVar ranges) are exactly the real kernel's.
+* Symbolic sizes (torch 2.x FakeTensors under torch.compile(dynamic=True)):
+  tf_kernel_output_desc needs integers, and calling it on the SymInts' hints
+  would specialize the graph. Instead the kernel's typed signature
+  (tf_module_signature: the return type HIR inferred, with dim expressions
+  in DSL syntax) is evaluated over the SymInts: each DimVar is bound from the
+  first parameter axis that is exactly that DimVar, and `+ - * // %`,
+  dim_min / dim_max become SymInt arithmetic. The result is a symbolic output
+  size, so one graph serves every sequence length.
+"""
+import ast
+import re
+
+_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+           "i8": "int8", "i32": "int32", "i64": "int64", "bool": "bool"}
+
+
+def _split_dims(text):
+    """'(N * 2) + 1, 4' -> ['(N * 2) + 1', '4'] (commas inside calls kept)."""
+    dims, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            dims.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "([" and 1 or (ch in ")]" and -1 or 0)
+        cur += ch
+    if cur.strip():
+        dims.append(cur.strip())
+    return dims
+
+
+def _tensors(text):
+    """Every Tensor[(dims), dtype ...] in text, in order, as (dims, dtype)."""
+    out, i = [], 0
+    while (i := text.find("Tensor[(", i)) >= 0:
+        start = i = i + len("Tensor[(")
+        depth = 1
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        dtype = re.match(r",\s*(\w+)", text[i:]).group(1)
+        out.append((_split_dims(text[start:i - 1]), dtype))
+    return out
+
+
+def parse_signature(sig):
+    """'def f(x: Tensor[(N, 4), f32], ...) -> T' -> (params, results), each a
+    list of (dim expression strings, dtype name)."""
+    head, _, ret = sig.partition(") -> ")
+    return _tensors(head), _tensors(ret)
+
+
+def _eval_dim(expr, env):
+    """Evaluates a DSL dim expression over ints or SymInts."""
+    import torch
+    smin = getattr(torch, "sym_min", min)
+    smax = getattr(torch, "sym_max", max)
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+           ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
+           ast.Mod: lambda a, b: a % b}
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            return env[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("dim_min", "dim_max"):
+            a, b = (ev(x) for x in node.args)
+            return (smin if node.func.id == "dim_min" else smax)(a, b)
+        raise KeyError(ast.dump(node))
+    return ev(ast.parse(expr, mode="eval"))
+
+
+def _is_symbolic(tensors):
+    import torch
+    sym = getattr(torch, "SymInt", None)
+    return sym is not None and any(isinstance(s, sym) for t in tensors for s in t.shape)
+
+
+def symbolic_shapes(signature, tensors):
+    """Output (shape, dtype name) list for these input tensors, by evaluating
+    the signature; raises KeyError when a DimVar cannot be bound."""
+    params, results = parse_signature(signature)
+    env = {}
+    for (dims, _), t in zip(params, tensors):
+        for d, size in zip(dims, t.shape):
+            if re.fullmatch(r"[A-Za-z_]\w*", d) and d not in env:
+                env[d] = size
+    return [([_eval_dim(d, env) for d in dims], dt) for dims, dt in results]
+
+
+class _Described:
+    """A data-less CPU DLTensor describing a (meta) tensor's dtype and shape:
+    all tf_kernel_output_desc reads."""
+
+    def __init__(self, t):
+        import ctypes
+        import torch
+        from ._dlpack import (KDL_BFLOAT, KDL_CPU, KDL_FLOAT, KDL_INT, KDL_UINT, DLDataType,
+                              DLTensor)
+        codes = {torch.float32: (KDL_FLOAT, 32), torch.float16: (KDL_FLOAT, 16),
+                 torch.float64: (KDL_FLOAT, 64), torch.bfloat16: (KDL_BFLOAT, 16),
+                 torch.int8: (KDL_INT, 8), torch.int32: (KDL_INT, 32),
+                 torch.int64: (KDL_INT, 64), torch.bool: (KDL_UINT, 8)}
+        code, bits = codes.get(t.dtype, (255, 0))  # unknown: the C side reports it
+        self.shape = (ctypes.c_int64 * max(t.dim(), 1))(*[int(s) for s in t.shape])
+        self.tensor = DLTensor()
+        self.tensor.device.device_type = KDL_CPU
+        self.tensor.ndim = t.dim()
+        self.tensor.dtype = DLDataType(code, bits, 1)
+        self.tensor.shape = self.shape
+
+
+def meta_impl(kernel, signature):
+    """The Meta kernel of one registered op."""
+    import torch
+
+    def impl(*tensors):
+        if _is_symbolic(tensors):
+            if signature is None:
+                raise NotImplementedError(f"{kernel.name}: symbolic sizes need the kernel's "
+                                          "signature (compile it through Module.compile)")
+            outs = [torch.empty(shape, dtype=getattr(torch, _DTYPES[dt]), device="meta")
+                    for shape, dt in symbolic_shapes(signature, tensors)]
+        else:
+            borrowed = [_Described(t) for t in tensors]
+            outs = []
+            for i in range(kernel.num_outputs):
+                dtype, shape = kernel.output_desc(borrowed, i)
+                outs.append(torch.empty(shape, dtype=dtype, device="meta"))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    return impl
