@@ -14,6 +14,7 @@ TF_OK = 0
 TF_MAX_NDIM = 8
 TF_BACKEND_NATIVE = 0
 TF_BACKEND_EVALUATOR = 1
+TF_BACKEND_VIRTUAL_MESH = 2
 
 
 class CompileOptions(ctypes.Structure):

@@ -5,7 +5,8 @@ from . import _lib
 from ._dlpack import Borrowed, DLDataType, DLTensor
 from .dtypes import torch_dtype_from_dl
 
-_BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator"}
+_BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator",
+                  _lib.TF_BACKEND_VIRTUAL_MESH: "virtual_mesh"}
 
 
 class Kernel:

@@ -5,7 +5,8 @@ import os
 from . import _lib
 from .kernel import Kernel
 
-_BACKENDS = {"native": _lib.TF_BACKEND_NATIVE, "evaluator": _lib.TF_BACKEND_EVALUATOR}
+_BACKENDS = {"native": _lib.TF_BACKEND_NATIVE, "evaluator": _lib.TF_BACKEND_EVALUATOR,
+             "virtual_mesh": _lib.TF_BACKEND_VIRTUAL_MESH}
 
 
 class Module:
@@ -65,15 +66,23 @@ class Module:
         handle = ctypes.c_void_p()
         _lib.check(_lib.lib().tf_kernel_compile(self._handle, name.encode(), ctypes.byref(opts),
                                                 ctypes.byref(handle)), f"compiling {name!r}")
-        return Kernel(handle)
+        kernel = Kernel(handle)
+        kernel.signature = self.signature(name)  # the typed signature, for Meta kernels
+        return kernel
 
     def evaluate(self, name: str, *tensors, mesh=None):
-        """Runs `name` with the reference evaluator (compiled once per name)."""
-        if mesh is not None:
-            raise NotImplementedError("mesh= evaluation is not exposed by the C ABI yet")
-        if name not in self._evaluators:
-            self._evaluators[name] = self.compile(name, backend="evaluator")
-        return self._evaluators[name](*tensors)
+        """Runs `name` with the reference evaluator (compiled once per name).
+
+        mesh="virtual" runs the virtual-mesh evaluator (ARCHITECTURE §4):
+        arguments are the logical tensors, each mesh instance runs on its
+        local shards, and the logical result is reassembled.
+        """
+        if mesh not in (None, "virtual"):
+            raise ValueError(f'mesh must be None or "virtual", got {mesh!r}')
+        backend = "evaluator" if mesh is None else "virtual_mesh"
+        if (name, backend) not in self._evaluators:
+            self._evaluators[(name, backend)] = self.compile(name, backend=backend)
+        return self._evaluators[(name, backend)](*tensors)
 
 
 def load(source_or_path) -> Module:
