@@ -1,6 +1,10 @@
 #include "capi/kernel.h"
 
+#include <atomic>
+
+#include "capi/aot.h"
 #include "core/eval/evaluator.h"
+#include "core/eval/virtual_mesh.h"
 #include "core/ir/error.h"
 
 namespace tf::capi {
@@ -38,28 +42,131 @@ std::vector<ir::TensorTypePtr> result_types(const ir::Function& fn) {
   return out;
 }
 
+// [first, last) bytes an array's elements can touch.
+std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) {
+  const char* base = static_cast<const char*>(a.data());
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < a.ndim(); ++d) {
+    if (a.shape()[d] == 0) return {base, base};
+    int64_t reach = (a.shape()[d] - 1) * a.strides()[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const int64_t bytes = ir::dtype_bytes(a.dtype());
+  return {base + lo * bytes, base + (hi + 1) * bytes};
+}
+
+bool overlaps(const runtime::NDArray& a, const runtime::NDArray& b) {
+  auto sa = byte_span(a), sb = byte_span(b);
+  return sa.first < sb.second && sb.first < sa.second;
+}
+
+bool same_descs(const std::vector<sema::ArgDesc>& a, const std::vector<sema::ArgDesc>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].dtype != b[i].dtype || a[i].shape != b[i].shape) return false;
+  return true;
+}
+
+std::vector<sema::ArgDesc> descs_of(const std::vector<runtime::NDArray>& arrays) {
+  std::vector<sema::ArgDesc> descs;
+  descs.reserve(arrays.size());
+  for (const runtime::NDArray& a : arrays) descs.push_back({a.dtype(), a.shape()});
+  return descs;
+}
+
 }  // namespace
 
 std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string& fn,
                                               tf_backend requested) {
   ir::FunctionPtr f = m->lookup(fn);
   if (!f) ir::fail(ErrorKind::kNotFound, "no function named '" + fn + "' in the module");
-  (void)requested;  // no native compiler yet: every request runs on the evaluator
-  return std::make_shared<const Kernel>(std::move(m), f, TF_BACKEND_EVALUATOR, param_types(*f),
-                                        result_types(*f));
+  std::shared_ptr<const compiler::CompiledFunction> native;
+  std::string reason;
+  if (requested == TF_BACKEND_NATIVE) {
+    // A module loaded from an AOT library runs the library's code: no compiler.
+    if (auto lib = aot_library_of(*m)) native = compiler::bind_library_function(lib, *f);
+    try {
+      if (!native) native = compiler::compile(*f);
+    } catch (const ir::Error& e) {
+      if (e.kind() != ErrorKind::kUnsupported) throw;
+      reason = e.what();
+    }
+  }
+  tf_backend runs = native ? TF_BACKEND_NATIVE
+                    : requested == TF_BACKEND_VIRTUAL_MESH ? TF_BACKEND_VIRTUAL_MESH : TF_BACKEND_EVALUATOR;
+  auto k = std::make_shared<Kernel>(std::move(m), f, runs,
+                                    param_types(*f), result_types(*f));
+  k->native_ = std::move(native);
+  k->fallback_reason_ = std::move(reason);
+  return k;
+}
+
+std::shared_ptr<const Kernel> Kernel::with_native(ir::ModulePtr m, const std::string& fn,
+                                                  std::shared_ptr<const compiler::CompiledFunction> native) {
+  auto k = std::const_pointer_cast<Kernel>(compile(std::move(m), fn, TF_BACKEND_EVALUATOR));
+  if (native) {
+    k->native_ = std::move(native);
+    k->backend_ = TF_BACKEND_NATIVE;
+  } else {
+    k->fallback_reason_ = "the library has no compiled code for '" + fn + "'";
+  }
+  return k;
+}
+
+uint64_t Kernel::next_id() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
+const Kernel::Bound& Kernel::bind(const std::vector<sema::ArgDesc>& inputs) const {
+  thread_local Bound memo;
+  if (memo.kernel_id == id_ && same_descs(memo.inputs, inputs)) return memo;
+  ir::DimBindings b = sema::bind_arguments(*fn_, inputs);  // may throw: memo stays as it was
+  std::vector<sema::ArgDesc> out = sema::output_descs(*fn_, b);
+  TF_CHECK(out.size() == outputs_.size(), "output_descs disagrees with the return type");
+  memo.kernel_id = 0;  // invalid until every field is assigned
+  memo.inputs = inputs;
+  memo.bindings = std::move(b);
+  memo.outputs = std::move(out);
+  memo.kernel_id = id_;
+  return memo;
 }
 
 std::vector<sema::ArgDesc> Kernel::output_descs(const std::vector<sema::ArgDesc>& inputs) const {
-  ir::DimBindings b = sema::bind_arguments(*fn_, inputs);
-  std::vector<sema::ArgDesc> out = sema::output_descs(*fn_, b);
-  TF_CHECK(out.size() == outputs_.size(), "output_descs disagrees with the return type");
-  return out;
+  return bind(inputs).outputs;
 }
 
 std::vector<runtime::NDArray> Kernel::run(const std::vector<runtime::NDArray>& inputs) const {
-  std::vector<runtime::NDArray> out = eval::evaluate(*module_, *fn_, inputs);
+  if (native_) {
+    const Bound& b = bind(descs_of(inputs));
+    ir::DimBindings bindings = b.bindings;  // b may be rebound by another kernel this thread runs
+    std::vector<runtime::NDArray> out;
+    for (const sema::ArgDesc& d : b.outputs) out.push_back(runtime::NDArray::empty(d.dtype, d.shape));
+    native_->run(inputs, out, bindings);
+    return out;
+  }
+  std::vector<runtime::NDArray> out = backend_ == TF_BACKEND_VIRTUAL_MESH
+                                          ? eval::evaluate_virtual_mesh(*module_, *fn_, inputs)
+                                          : eval::evaluate(*module_, *fn_, inputs);
   TF_CHECK(out.size() == outputs_.size(), "evaluator returned the wrong number of outputs");
   return out;
+}
+
+bool Kernel::run_into(const std::vector<runtime::NDArray>& inputs,
+                      const std::vector<runtime::NDArray>& outputs) const {
+  // A kernel that can fail at run time computes into fresh arrays, so that a
+  // failure leaves the caller's outputs untouched (tf_kernel_run's contract).
+  if (!native_ || native_->may_fail()) return false;
+  for (const runtime::NDArray& o : outputs) {
+    if (!o.is_contiguous()) return false;
+    for (const runtime::NDArray& i : inputs)
+      if (overlaps(o, i)) return false;
+  }
+  for (size_t a = 0; a < outputs.size(); ++a)
+    for (size_t b = a + 1; b < outputs.size(); ++b)
+      if (overlaps(outputs[a], outputs[b])) return false;
+  native_->run(inputs, outputs, bind(descs_of(inputs)).bindings);
+  return true;
 }
 
 }  // namespace tf::capi

@@ -3,15 +3,17 @@
 // Kernel at once. It holds its Module, so releasing the module handle does
 // not invalidate it.
 //
-// Rationale: the native compiler does not exist yet, so every Kernel runs on
-// the reference evaluator, and backend() says so even when the native
-// backend was requested (ARCHITECTURE §7: "falls back ... and says so").
+// Backend selection: TF_BACKEND_NATIVE compiles through core/compiler; when
+// the code generator does not handle the function (or no C++ compiler can be
+// run) the Kernel runs on the reference evaluator and backend() says so
+// (ARCHITECTURE §7: "falls back ... and says so"); fallback_reason() says why.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/compiler/compiler.h"
 #include "core/ir/module.h"
 #include "core/runtime/ndarray.h"
 #include "core/sema/bind.h"
@@ -42,20 +44,50 @@ class Kernel {
   // and never written.
   std::vector<runtime::NDArray> run(const std::vector<runtime::NDArray>& inputs) const;
 
+  // Computes straight into the caller's outputs when the kernel is native,
+  // cannot fail at run time, every output is C-contiguous and none overlaps
+  // an input or another output; returns false
+  // (writing nothing) otherwise. `outputs` match output_descs already.
+  bool run_into(const std::vector<runtime::NDArray>& inputs, const std::vector<runtime::NDArray>& outputs) const;
+
+  // Why a native request runs on the evaluator; empty when it does not.
+  const std::string& fallback_reason() const { return fallback_reason_; }
+
+  // Binds precompiled code (AOT) instead of compiling; null native runs the
+  // evaluator.
+  static std::shared_ptr<const Kernel> with_native(ir::ModulePtr m, const std::string& fn,
+                                                   std::shared_ptr<const compiler::CompiledFunction> native);
+
   Kernel(ir::ModulePtr m, ir::FunctionPtr fn, tf_backend backend,
          std::vector<ir::TensorTypePtr> inputs, std::vector<ir::TensorTypePtr> outputs)
-      : module_(std::move(m)),
+      : id_(next_id()),
+        module_(std::move(m)),
         fn_(std::move(fn)),
         backend_(backend),
         inputs_(std::move(inputs)),
         outputs_(std::move(outputs)) {}
 
  private:
+  // The binding of the last inputs this thread bound on this kernel: one call
+  // binds its inputs for output_desc, run and run_into alike (the torch op
+  // calls all three), so the hot path binds once.
+  struct Bound {
+    uint64_t kernel_id = 0;
+    std::vector<sema::ArgDesc> inputs;
+    ir::DimBindings bindings;
+    std::vector<sema::ArgDesc> outputs;
+  };
+  const Bound& bind(const std::vector<sema::ArgDesc>& inputs) const;
+  static uint64_t next_id();
+
+  uint64_t id_;  // unique for the process's life (a memo key that is never reused)
   ir::ModulePtr module_;
   ir::FunctionPtr fn_;
   tf_backend backend_;
   std::vector<ir::TensorTypePtr> inputs_;   // parameter types, in order
   std::vector<ir::TensorTypePtr> outputs_;  // tensor leaves of the return type
+  std::shared_ptr<const compiler::CompiledFunction> native_;  // null: evaluator
+  std::string fallback_reason_;
 };
 
 }  // namespace tf::capi

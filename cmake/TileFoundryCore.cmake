@@ -29,3 +29,5 @@ tf_core_layer(tf_sema sema tf_ops)
 tf_core_layer(tf_frontend frontend tf_sema)
 tf_core_layer(tf_runtime runtime tf_ir)
 tf_core_layer(tf_eval eval tf_sema tf_runtime ${BLAS_LIBRARIES})
+# The native backend: generates C++, runs the system compiler, dlopens.
+tf_core_layer(tf_compiler compiler tf_sema tf_runtime ${BLAS_LIBRARIES} ${CMAKE_DL_LIBS})

@@ -1,0 +1,749 @@
+#include "core/compiler/codegen.h"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/compiler/inline.h"
+#include "core/ir/error.h"
+#include "core/ops/math/math.h"
+#include "core/ops/nn/nn.h"
+#include "core/ops/tensor/tensor.h"
+
+namespace tf::compiler {
+namespace {
+
+using ir::DType;
+using ir::Expr;
+using ir::ExprPtr;
+using ops::BinaryKind;
+using ops::UnaryKind;
+
+[[noreturn]] void unsupported(const std::string& what) {
+  ir::fail(ir::ErrorKind::kUnsupported, "native codegen: " + what + " is not compiled yet");
+}
+
+std::string ctype(DType d) {
+  switch (d) {
+    case DType::kBool: return "bool";
+    case DType::kI8: return "int8_t";
+    case DType::kI32: return "int32_t";
+    case DType::kI64: return "int64_t";
+    case DType::kF32: return "float";
+    case DType::kF64: return "double";
+    case DType::kF16: return "tf_f16";
+    case DType::kBF16: return "tf_bf16";
+    default: unsupported("dtype " + std::string(ir::dtype_name(d)));
+  }
+}
+
+bool is_half(DType d) { return d == DType::kF16 || d == DType::kBF16; }
+
+// The type values of dtype d are computed in: float for f16 / bf16.
+std::string ctc(DType d) { return is_half(d) ? "float" : ctype(d); }
+
+// An op's result of dtype d, rounded to d's storage precision.
+std::string rnd(DType d, const std::string& v) {
+  if (d == DType::kF16) return "tf_rf16(" + v + ")";
+  if (d == DType::kBF16) return "tf_rbf16(" + v + ")";
+  return v;
+}
+
+const ir::TensorType& tensor_type(const Expr& e) {
+  auto* t = dynamic_cast<const ir::TensorType*>(e.type().get());
+  if (!t) unsupported("a non-tensor value");
+  return *t;
+}
+
+bool is_static_one(const ir::ShapeDim& d) { return d.is_static() && d.value() == 1; }
+
+std::string float_literal(double v, DType d) {
+  if (is_half(d)) return rnd(d, float_literal(v, DType::kF32));
+  std::string t = ctype(d);
+  if (std::isnan(v)) return "((" + t + ")std::numeric_limits<double>::quiet_NaN())";
+  if (std::isinf(v)) return std::string("((") + t + ")" + (v < 0 ? "-" : "") + "std::numeric_limits<double>::infinity())";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return "((" + t + ")" + buf + ")";
+}
+
+std::string int_literal(int64_t v, DType d) {
+  if (d == DType::kBool) return v ? "true" : "false";
+  if (v == INT64_MIN) return "((" + ctype(d) + ")std::numeric_limits<int64_t>::min())";
+  return "((" + ctype(d) + ")INT64_C(" + std::to_string(v) + "))";
+}
+
+// One loop nest under construction: its iteration rank and the slots it reads.
+struct Stage {
+  size_t rank = 0;
+  const ir::TensorType* iter = nullptr;  // iteration shape
+  std::vector<size_t> leaves;             // slots read, first use first
+  std::set<size_t> inner_zero;            // leaves broadcast along the last axis statically
+};
+
+class Generator {
+ public:
+  explicit Generator(const ir::Function& fn) : fn_(fn) {}
+
+  Program run() {
+    if (!fn_.body() || fn_.is_prototype()) unsupported("a dispatch prototype");
+    for (size_t i = 0; i < fn_.params().size(); ++i) {
+      const ir::VarPtr& p = fn_.params()[i];
+      add_slot(Slot::kInput, i, p);
+      slot_of_[p.get()] = i;
+    }
+    collect_outputs(split_tuple_calls(inline_calls(fn_.body())));
+    for (const ExprPtr& o : outputs_) count_uses(o);
+    std::vector<std::pair<size_t, ExprPtr>> copies;
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      const ExprPtr& o = outputs_[i];
+      size_t s = add_slot(Slot::kOutput, i, o);
+      const bool computed = o->kind() == ir::ExprKind::kCall || o->kind() == ir::ExprKind::kTupleGetItem;
+      if (computed && !slot_of_.count(o.get())) slot_of_[o.get()] = s;
+      else copies.emplace_back(s, o);
+    }
+    for (const ExprPtr& o : outputs_) plan(o);
+    for (auto& [s, e] : copies) emit_elementwise(s, e, "copy");
+    return Program{slots_, assemble(), may_fail_};
+  }
+
+ private:
+  size_t add_slot(Slot::Kind k, size_t index, const ExprPtr& e) {
+    tensor_type(*e);
+    return add_slot(k, index, std::static_pointer_cast<const ir::TensorType>(e->type()));
+  }
+  size_t add_slot(Slot::Kind k, size_t index, ir::TensorTypePtr t) {
+    ctype(t->dtype());
+    slots_.push_back(Slot{k, index, std::move(t)});
+    if (k == Slot::kTemp) ++num_temps_;
+    return slots_.size() - 1;
+  }
+
+  void collect_outputs(const ExprPtr& e) {
+    if (auto* t = ir::expr_as<ir::Tuple>(e)) {
+      for (const ExprPtr& f : t->fields()) collect_outputs(f);
+      return;
+    }
+    if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) {
+      if (auto* t = ir::expr_as<ir::Tuple>(g->tuple())) return collect_outputs(t->fields().at(g->index()));
+    }
+    outputs_.push_back(e);
+  }
+
+  // Counts uses, checks that every reachable node is compiled, and marks the
+  // operands that must live in memory (MatMul reads whole matrices).
+  void count_uses(const ExprPtr& e) {
+    if (++uses_[e.get()] > 1) return;
+    switch (e->kind()) {
+      case ir::ExprKind::kVar:
+        if (!slot_of_.count(e.get())) unsupported("a free variable");
+        return;
+      case ir::ExprKind::kConstant: ctype(tensor_type(*e).dtype()); return;
+      case ir::ExprKind::kCall: break;
+      case ir::ExprKind::kTupleGetItem: {
+        // A canonical projection (split_tuple_calls) of a multi-output op.
+        const ExprPtr& t = static_cast<const ir::TupleGetItem&>(*e).tuple();
+        if (t->kind() != ir::ExprKind::kCall) unsupported("TupleGetItem of a computed tuple");
+        projections_[{t.get(), static_cast<const ir::TupleGetItem&>(*e).index()}] = e.get();
+        count_uses(t);
+        return;
+      }
+      case ir::ExprKind::kGridRegion: unsupported("a GridRegionExpr loop");
+      default: unsupported("a tuple value inside the body");
+    }
+    const auto& c = static_cast<const ir::Call&>(*e);
+    if (!c.op()) unsupported("a call of function '" + c.callee()->name() + "'");
+    if (dynamic_cast<const ops::RoPE*>(c.op().get())) {
+      check_rope(c);
+      for (const ExprPtr& a : c.args()) count_uses(a);
+      return;
+    }
+    check_op(c);
+    for (const ExprPtr& a : c.args()) count_uses(a);
+    if (dynamic_cast<const ops::MatMul*>(c.op().get())) {
+      for (const ExprPtr& a : c.args()) {
+        if (a->kind() == ir::ExprKind::kConstant) unsupported("MatMul of a constant");
+        force_.insert(a.get());
+      }
+    }
+  }
+
+  void check_op(const ir::Call& c) {
+    const ir::Op* op = c.op().get();
+    DType out = tensor_type(c).dtype();
+    ctype(out);
+    bool half = is_half(out);
+    for (const ExprPtr& a : c.args()) half = is_half(tensor_type(*a).dtype()) || half;
+    const bool elementwise = dynamic_cast<const ops::Binary*>(op) || dynamic_cast<const ops::Unary*>(op) ||
+                             dynamic_cast<const ops::Cast*>(op) || dynamic_cast<const ops::Silu*>(op) ||
+                             dynamic_cast<const ops::Gelu*>(op) || dynamic_cast<const ops::Zeros*>(op);
+    const bool row = dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
+                     dynamic_cast<const ops::LayerNorm*>(op) || dynamic_cast<const ops::Reduce*>(op);
+    if (half && !elementwise && !row) unsupported("f16/bf16 " + std::string(op->name()));
+    if (auto* b = dynamic_cast<const ops::Binary*>(op)) {
+      if (b->kind == BinaryKind::kDiv && !ir::is_float(tensor_type(*c.args()[0]).dtype())) {
+        if (tensor_type(*c.args()[0]).dtype() == DType::kBool) unsupported("div of bool");
+        may_fail_ = true;  // a zero divisor is a run-time error
+      }
+      return;
+    }
+    if (dynamic_cast<const ops::Unary*>(op) || dynamic_cast<const ops::Cast*>(op) ||
+        dynamic_cast<const ops::Silu*>(op) || dynamic_cast<const ops::Gelu*>(op))
+      return;
+    if (dynamic_cast<const ops::LayerNorm*>(op)) {
+      if (!ir::is_float(out) || tensor_type(c).rank() < 1) unsupported("LayerNorm of this type");
+      return;
+    }
+    if (dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::MatMul*>(op)) {
+      if (!ir::is_float(out)) unsupported("a non-float " + std::string(op->name()));
+      if (tensor_type(c).rank() < (dynamic_cast<const ops::MatMul*>(op) ? 2u : 1u) ||
+          tensor_type(*c.args()[0]).rank() < 1 || tensor_type(*c.args()[1]).rank() < 1)
+        unsupported(std::string(op->name()) + " of this rank");
+      if (dynamic_cast<const ops::MatMul*>(op) &&
+          (tensor_type(*c.args()[0]).rank() < 2 || tensor_type(*c.args()[1]).rank() < 2))
+        unsupported("MatMul of a vector");
+      return;
+    }
+    if (dynamic_cast<const ops::Zeros*>(op)) return;
+    if (auto* r = dynamic_cast<const ops::Reduce*>(op)) return check_reduce(c, *r);
+    if (auto* s = dynamic_cast<const ops::SoftMax*>(op)) {
+      int64_t r = static_cast<int64_t>(tensor_type(c).rank());
+      if (r == 0 || (s->axis != -1 && s->axis != r - 1)) unsupported("SoftMax over a non-last axis");
+      return;
+    }
+    unsupported("op " + std::string(op->name()));
+  }
+
+  // RoPE reads its operands from memory (q / k rows are read at two
+  // offsets): one loop nest computes both rotated outputs.
+  void check_rope(const ir::Call& c) {
+    for (const ExprPtr& a : c.args()) {
+      const ir::TensorType& t = tensor_type(*a);
+      ctype(t.dtype());
+      if (a->kind() == ir::ExprKind::kConstant) unsupported("RoPE of a constant");
+      force_.insert(a.get());
+    }
+    may_fail_ = true;  // a position out of the caches' range
+  }
+
+  // Reduce is compiled over one axis, the last: one task per row of its
+  // (materialized) operand.
+  void check_reduce(const ir::Call& c, const ops::Reduce& r) {
+    const ir::TensorType& x = tensor_type(*c.args()[0]);
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    if (rank == 0 || r.axes.size() != 1 || (r.axes[0] != -1 && r.axes[0] != rank - 1))
+      unsupported("Reduce over axes other than the last one");
+    if (x.dtype() == DType::kBool) unsupported("Reduce of bool");
+    if (r.kind == ops::ReduceKind::kMean && !ir::is_float(x.dtype())) unsupported("integer mean");
+    if (r.kind == ops::ReduceKind::kMean) may_fail_ = true;  // mean over an empty axis
+    if (c.args()[0]->kind() == ir::ExprKind::kConstant) unsupported("Reduce of a constant");
+    force_.insert(c.args()[0].get());
+  }
+
+  bool is_row_or_gemm(const ir::Call& c) const {
+    const ir::Op* op = c.op().get();
+    return dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
+           dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
+           dynamic_cast<const ops::LayerNorm*>(op);
+  }
+
+  bool materialized(const ir::Call& c) const {
+    auto it = uses_.find(&c);
+    return slot_of_.count(&c) || is_row_or_gemm(c) || force_.count(&c) ||
+           (it != uses_.end() && it->second > 1);
+  }
+
+  // Post-order: every materialized value is computed before its readers.
+  void plan(const ExprPtr& e) {
+    if (!planned_.insert(e.get()).second) return;
+    if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return plan(g->tuple());
+    auto* c = ir::expr_as<ir::Call>(e);
+    if (!c) return;
+    for (const ExprPtr& a : c->args()) plan(a);
+    if (dynamic_cast<const ops::RoPE*>(c->op().get())) return emit_rope(e, *c);
+    if (!materialized(*c)) return;
+    size_t s;
+    if (auto it = slot_of_.find(c); it != slot_of_.end()) {
+      s = it->second;
+    } else {
+      s = add_slot(Slot::kTemp, num_temps_, e);
+      slot_of_[c] = s;
+    }
+    const ir::Op* op = c->op().get();
+    if (dynamic_cast<const ops::MatMul*>(op)) emit_matmul(s, *c);
+    else if (auto* n = dynamic_cast<const ops::RMSNorm*>(op)) emit_row(s, *c, "rmsnorm", n->eps);
+    else if (dynamic_cast<const ops::SoftMax*>(op)) emit_row(s, *c, "softmax", 0);
+    else if (auto* n = dynamic_cast<const ops::LayerNorm*>(op)) emit_row(s, *c, "layernorm", n->eps);
+    else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, r->kind);
+    else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
+  }
+
+  // ---- expressions ----------------------------------------------------------
+
+  std::string leaf(size_t s, Stage& st) {
+    if (std::find(st.leaves.begin(), st.leaves.end(), s) == st.leaves.end()) {
+      st.leaves.push_back(s);
+      const ir::TensorType& t = *slots_[s].type;
+      if (t.rank() == 0 || (st.rank > 0 && is_static_one(t.shape().back()) &&
+                            !is_static_one(st.iter->shape().back())))
+        st.inner_zero.insert(s);
+    }
+    return "tf_widen(x" + std::to_string(s) + "[j * is" + std::to_string(s) + "])";
+  }
+
+  std::string expr(const ExprPtr& e, Stage& st, bool root_inline = false) {
+    if (!root_inline) {
+      if (auto it = slot_of_.find(e.get()); it != slot_of_.end()) return leaf(it->second, st);
+    }
+    if (auto* k = ir::expr_as<ir::Constant>(e)) {
+      DType d = k->dtype();
+      return ir::is_float(d) ? float_literal(k->value(), d) : int_literal(k->int_value(), d);
+    }
+    auto* c = ir::expr_as<ir::Call>(e);
+    TF_CHECK(c, "codegen: an unplanned non-call value");
+    std::vector<std::string> a;
+    for (const ExprPtr& x : c->args()) a.push_back(expr(x, st));
+    const ir::Op* op = c->op().get();
+    DType out = tensor_type(*c).dtype();
+    return rnd(out, op_value(*c, op, out, a));
+  }
+
+  std::string op_value(const ir::Call& c, const ir::Op* op, DType out, const std::vector<std::string>& a) {
+    const std::string T = ctc(out);
+    if (dynamic_cast<const ops::Zeros*>(op)) return ir::is_float(out) ? float_literal(0.0, out) : int_literal(0, out);
+    if (auto* b = dynamic_cast<const ops::Binary*>(op)) return binary(b->kind, tensor_type(*c.args()[0]).dtype(), a);
+    if (auto* u = dynamic_cast<const ops::Unary*>(op)) return unary(u->kind, out, a[0]);
+    if (dynamic_cast<const ops::Cast*>(op)) return cast(tensor_type(*c.args()[0]).dtype(), out, a[0]);
+    if (dynamic_cast<const ops::Silu*>(op)) return "tf_silu<" + T + ">(" + a[0] + ")";
+    if (auto* g = dynamic_cast<const ops::Gelu*>(op))
+      return (g->approximate == "tanh" ? "tf_gelu_tanh<" : "tf_gelu_erf<") + T + ">(" + a[0] + ")";
+    TF_CHECK(false, "codegen: op reached expr() without a check");
+  }
+
+  static std::string binary(BinaryKind k, DType in, const std::vector<std::string>& a) {
+    const std::string T = ctc(in), x = a[0], y = a[1];
+    const bool fl = ir::is_float(in);
+    switch (k) {
+      case BinaryKind::kAdd: return fl ? "((" + T + ")(" + x + " + " + y + "))" : "tf_wadd<" + T + ">(" + x + ", " + y + ")";
+      case BinaryKind::kSub: return fl ? "((" + T + ")(" + x + " - " + y + "))" : "tf_wsub<" + T + ">(" + x + ", " + y + ")";
+      case BinaryKind::kMul: return fl ? "((" + T + ")(" + x + " * " + y + "))" : "tf_wmul<" + T + ">(" + x + ", " + y + ")";
+      case BinaryKind::kDiv:
+        return fl ? "((" + T + ")(" + x + " / " + y + "))" : "tf_floordiv<" + T + ">(" + x + ", " + y + ", err)";
+      case BinaryKind::kMinimum: return "tf_min<" + T + ">(" + x + ", " + y + ")";
+      case BinaryKind::kMaximum: return "tf_max<" + T + ">(" + x + ", " + y + ")";
+      case BinaryKind::kEq: return "(" + x + " == " + y + ")";
+      case BinaryKind::kNe: return "(" + x + " != " + y + ")";
+      case BinaryKind::kLt: return "(" + x + " < " + y + ")";
+      case BinaryKind::kLe: return "(" + x + " <= " + y + ")";
+      case BinaryKind::kGt: return "(" + x + " > " + y + ")";
+      case BinaryKind::kGe: return "(" + x + " >= " + y + ")";
+      case BinaryKind::kLogicalAnd: return "((" + x + ") != 0 && (" + y + ") != 0)";
+      case BinaryKind::kLogicalOr: return "((" + x + ") != 0 || (" + y + ") != 0)";
+      case BinaryKind::kLogicalXor: return "(((" + x + ") != 0) != ((" + y + ") != 0))";
+    }
+    TF_CHECK(false, "codegen: unknown Binary kind");
+  }
+
+  static std::string unary(UnaryKind k, DType d, const std::string& x) {
+    const std::string T = ctc(d);
+    auto call = [&](const std::string& f) { return "((" + T + ")" + f + "(" + x + "))"; };
+    const bool fl = ir::is_float(d);
+    switch (k) {
+      case UnaryKind::kNeg: return call("tf_neg<" + T + ">");
+      case UnaryKind::kAbs: return call("tf_abs<" + T + ">");
+      case UnaryKind::kLogicalNot: return "((" + x + ") == 0)";
+      case UnaryKind::kRsqrt: return "((" + T + ")(" + T + "(1) / std::sqrt((" + T + ")(" + x + "))))";
+      case UnaryKind::kSqrt: return call("std::sqrt");
+      case UnaryKind::kExp: return call("tf_exp");
+      case UnaryKind::kLog: return call("std::log");
+      case UnaryKind::kExp2: return call("std::exp2");
+      case UnaryKind::kLog2: return call("std::log2");
+      case UnaryKind::kCeil: return fl ? call("std::ceil") : x;
+      case UnaryKind::kFloor: return fl ? call("std::floor") : x;
+      case UnaryKind::kRound: return fl ? call("std::nearbyint") : x;
+      case UnaryKind::kSquare: return call("tf_square<" + T + ">");
+      case UnaryKind::kRelu: return call("tf_relu<" + T + ">");
+      case UnaryKind::kSin: return call("std::sin");
+      case UnaryKind::kCos: return call("std::cos");
+    }
+    TF_CHECK(false, "codegen: unknown Unary kind");
+  }
+
+  static std::string cast(DType from, DType to, const std::string& x) {
+    const std::string D = ctc(to);
+    if (to == DType::kBool) return "((" + x + ") != 0)";
+    if (ir::is_int(to) && ir::is_float(from)) return "tf_f2i<" + D + ">(" + x + ")";
+    return "((" + D + ")(" + x + "))";
+  }
+
+  // ---- stages ---------------------------------------------------------------
+
+  std::string S(size_t s) const { return std::to_string(s); }
+
+  // Declares bs<k>[] (broadcast strides of each leaf against the iteration
+  // shape of slot `it`, rank r) and the fast-path test.
+  void emit_leaf_strides(const Stage& st, size_t it, std::ostringstream& o) {
+    const size_t r = st.rank;
+    for (size_t k : st.leaves) {
+      const size_t rl = slots_[k].type->rank();
+      o << "  int64_t bs" << k << "[" << (r ? r : 1) << "] = {0};\n";
+      for (size_t a = 0; a < r; ++a) {
+        if (a + rl < r) continue;
+        size_t la = a + rl - r;
+        o << "  bs" << k << "[" << a << "] = sh" << k << "[" << la << "] == 1 ? 0 : st" << k << "[" << la
+          << "];\n";
+      }
+    }
+    o << "  const bool fast = true";
+    for (size_t k : st.leaves)
+      if (!st.inner_zero.count(k) && r > 0) o << " && (bs" << k << "[" << r - 1 << "] == 1 || sh" << it << "[" << r - 1 << "] == 1)";
+    o << ";\n";
+  }
+
+  // Offsets of every leaf for outer (row) index `row`.
+  void emit_offsets(const Stage& st, size_t it, const std::string& row, std::ostringstream& o) {
+    for (size_t k : st.leaves) o << "    int64_t off" << k << " = 0;\n";
+    if (st.rank >= 2) {
+      o << "    { int64_t rem = " << row << ";\n";
+      o << "      for (int a = " << st.rank - 2 << "; a >= 0; --a) { const int64_t i = rem % sh" << it
+        << "[a]; rem /= sh" << it << "[a];";
+      for (size_t k : st.leaves) o << " off" << k << " += i * bs" << k << "[a];";
+      o << " } }\n";
+    }
+    for (size_t k : st.leaves) {
+      std::string T = ctype(slots_[k].type->dtype());
+      o << "    const " << T << "* __restrict x" << k << " = static_cast<const " << T << "*>(B[" << k
+        << "]) + off" << k << ";\n";
+    }
+  }
+
+  // The same loop body twice: unit inner strides as constants (vectorizes)
+  // or the run-time strides.
+  void emit_two_paths(const Stage& st, std::ostringstream& o, const std::function<void()>& body) {
+    o << "    if (fast) {\n";
+    for (size_t k : st.leaves)
+      o << "      constexpr int64_t is" << k << " = " << (st.inner_zero.count(k) || st.rank == 0 ? 0 : 1) << ";\n";
+    body();
+    o << "    } else {\n";
+    for (size_t k : st.leaves)
+      o << "      const int64_t is" << k << " = " << (st.rank ? "bs" + S(k) + "[" + S(st.rank - 1) + "]" : "0") << ";\n";
+    body();
+    o << "    }\n";
+  }
+
+  void emit_elementwise(size_t s, const ExprPtr& e, const std::string& what, bool root_inline = false) {
+    Stage st;
+    st.iter = slots_[s].type.get();
+    st.rank = st.iter->rank();
+    std::string value = expr(e, st, root_inline);
+    const std::string T = ctype(st.iter->dtype());
+    const size_t r = st.rank;
+    std::ostringstream& o = stages_;
+    o << "  { // stage: " << what << " -> slot " << s << "\n";
+    o << "  int64_t outer = 1;\n";
+    for (size_t a = 0; a + 1 < r; ++a) o << "  outer *= sh" << s << "[" << a << "];\n";
+    o << "  const int64_t inner = " << (r ? "sh" + S(s) + "[" + S(r - 1) + "]" : "1") << ";\n";
+    o << "  if (outer * inner > 0) {\n";
+    emit_leaf_strides(st, s, o);
+    o << "  const int64_t nb = tf_blocks(inner);\n";
+    o << "  #pragma omp parallel for schedule(static) if (outer * inner >= 65536)\n";
+    o << "  for (int64_t t = 0; t < outer * nb; ++t) {\n";
+    o << "    const int64_t row = t / nb, j0 = (t % nb) * kBlock;\n";
+    o << "    const int64_t j1 = inner < j0 + kBlock ? inner : j0 + kBlock;\n";
+    emit_offsets(st, s, "row", o);
+    o << "    " << T << "* __restrict y = static_cast<" << T << "*>(B[" << s << "]) + row * inner;\n";
+    emit_two_paths(st, o, [&] {
+      o << "      #pragma omp simd\n";
+      o << "      for (int64_t j = j0; j < j1; ++j) y[j] = tf_narrow<" << T << ">(" << value << ");\n";
+    });
+    o << "  }\n  }\n  }\n";
+  }
+
+  // A row operation over the last axis: one task per row, the row's input
+  // expression re-evaluated per pass (it stays in cache between passes).
+  void emit_row(size_t s, const ir::Call& c, const std::string& kind, double eps) {
+    Stage st;
+    st.iter = slots_[s].type.get();
+    st.rank = st.iter->rank();
+    const std::string x = expr(c.args()[0], st);
+    const std::string w = kind != "softmax" ? expr(c.args()[1], st) : "";
+    const std::string bias = kind == "layernorm" ? expr(c.args()[2], st) : "";
+    const DType dt = st.iter->dtype();
+    // T stores, C computes (float for f16 / bf16); rounding points as core/eval.
+    const std::string T = ctype(dt), C = ctc(dt);
+    const size_t r = st.rank;
+    std::ostringstream& o = stages_;
+    o << "  { // stage: " << kind << " -> slot " << s << "\n";
+    o << "  int64_t outer = 1;\n";
+    for (size_t a = 0; a + 1 < r; ++a) o << "  outer *= sh" << s << "[" << a << "];\n";
+    o << "  const int64_t inner = sh" << s << "[" << r - 1 << "];\n";
+    o << "  if (outer * inner > 0) {\n";
+    emit_leaf_strides(st, s, o);
+    o << "  #pragma omp parallel for schedule(static) if (outer * inner >= 32768)\n";
+    o << "  for (int64_t row = 0; row < outer; ++row) {\n";
+    emit_offsets(st, s, "row", o);
+    o << "    " << T << "* __restrict y = static_cast<" << T << "*>(B[" << s << "]) + row * inner;\n";
+    emit_two_paths(st, o, [&] {
+      if (kind == "rmsnorm") {
+        // HF LlamaRMSNorm order, as core/eval: squares round to T, the sum
+        // accumulates in double, h * r rounds to T before the weight product.
+        o << "      double acc = 0;\n";
+        o << "      #pragma omp simd reduction(+:acc)\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " h = " << x
+          << "; acc += static_cast<double>(static_cast<" << C << ">(h * h)); }\n";
+        o << "      const " << C << " var = static_cast<" << C << ">(acc) / static_cast<" << C << ">(inner);\n";
+        o << "      const " << C << " rr = " << C << "(1) / std::sqrt(var + static_cast<" << C << ">("
+          << float_literal(eps, DType::kF64) << "));\n";
+        o << "      #pragma omp simd\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " n = "
+          << rnd(dt, "static_cast<" + C + ">((" + x + ") * rr)") << "; y[j] = tf_narrow<" << T << ">(static_cast<" << C
+          << ">((" << w << ") * n)); }\n";
+      } else if (kind == "layernorm") {
+        // core/eval's order: mean, then the biased variance, both in double;
+        // the result is computed in double and rounded to T once.
+        o << "      double mean = 0, var = 0;\n";
+        o << "      #pragma omp simd reduction(+:mean)\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) mean += static_cast<double>(" << x << ");\n";
+        o << "      mean /= static_cast<double>(inner);\n";
+        o << "      #pragma omp simd reduction(+:var)\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) { const double d = static_cast<double>(" << x
+          << ") - mean; var += d * d; }\n";
+        o << "      var /= static_cast<double>(inner);\n";
+        o << "      const double rstd = 1.0 / std::sqrt(var + " << float_literal(eps, DType::kF64) << ");\n";
+        o << "      #pragma omp simd\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) y[j] = tf_narrow<" << T << ">(static_cast<" << C
+          << ">((static_cast<double>(" << x << ") - mean) * rstd * static_cast<double>(" << w
+          << ") + static_cast<double>(" << bias << ")));\n";
+      } else {
+        o << "      " << C << " m = -std::numeric_limits<" << C << ">::infinity();\n";
+        o << "      #pragma omp simd reduction(max:m)\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " v = " << x << "; m = v > m ? v : m; }\n";
+        o << "      " << C << " sum = 0;\n";
+        o << "      #pragma omp simd reduction(+:sum)\n";
+        if (!is_half(dt)) {
+          o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " ev = tf_exp(static_cast<" << C
+            << ">((" << x << ") - m)); y[j] = ev; sum += ev; }\n";
+          o << "      #pragma omp simd\n";
+          o << "      for (int64_t j = 0; j < inner; ++j) y[j] = y[j] / sum;\n";
+        } else {
+          // The exponentials stay in float until the division (core/eval
+          // keeps them in a float buffer): recompute instead of storing them.
+          o << "      for (int64_t j = 0; j < inner; ++j) sum += tf_exp(static_cast<" << C << ">((" << x << ") - m));\n";
+          o << "      #pragma omp simd\n";
+          o << "      for (int64_t j = 0; j < inner; ++j) y[j] = tf_narrow<" << T << ">(tf_exp(static_cast<" << C
+            << ">((" << x << ") - m)) / sum);\n";
+        }
+      }
+    });
+    o << "  }\n  }\n  }\n";
+  }
+
+  // The buffer of projection #i of multi-output call e: its output slot,
+  // or a temporary when it is not an output.
+  size_t projection_slot(const ExprPtr& e, int64_t i) {
+    auto p = projections_.find({e.get(), i});
+    if (p != projections_.end())
+      if (auto it = slot_of_.find(p->second); it != slot_of_.end()) return it->second;
+    auto* tt = static_cast<const ir::TupleType*>(e->type().get());
+    size_t s = add_slot(Slot::kTemp, num_temps_,
+                        std::static_pointer_cast<const ir::TensorType>(tt->fields().at(static_cast<size_t>(i))));
+    if (p != projections_.end()) slot_of_[p->second] = s;
+    return s;
+  }
+
+  // Rotate-half RoPE: one task per (b, s) row, computing q_rot and k_rot
+  // (core/eval's rope_one: v * cos + rot * sin in the compute type, rounded
+  // once). Positions are checked first, serially and in (b, s) order, so an
+  // out-of-range one is reported as the evaluator reports it (code 3, the
+  // value and the caches' length in rt->info).
+  void emit_rope(const ExprPtr& e, const ir::Call& c) {
+    size_t in[5];
+    for (size_t i = 0; i < 5; ++i) in[i] = slot_of_.at(c.args()[i].get());
+    const size_t out[2] = {projection_slot(e, 0), projection_slot(e, 1)};
+    const DType dt = slots_[in[0]].type->dtype();
+    const std::string T = ctype(dt), C = ctc(dt), PT = ctype(slots_[in[4]].type->dtype());
+    const std::string q = S(in[0]), cs = S(in[2]), sn = S(in[3]), ps = S(in[4]);
+    std::ostringstream& o = stages_;
+    o << "  { // stage: rope -> slots " << out[0] << ", " << out[1] << "\n";
+    o << "  const int64_t Bn = sh" << q << "[0], Sn = sh" << q << "[1], D = sh" << q << "[3], half = D / 2, Pn = sh"
+      << cs << "[0];\n";
+    o << "  const " << PT << "* pos = static_cast<const " << PT << "*>(B[" << ps << "]);\n";
+    o << "  bool ok = true;\n";
+    o << "  for (int64_t t = 0; ok && t < Bn * Sn; ++t) {\n";
+    o << "    const int64_t p = static_cast<int64_t>(pos[(t / Sn) * st" << ps << "[0] + (t % Sn) * st" << ps << "[1]]);\n";
+    o << "    if (p < 0 || p >= Pn) { rt->info[0] = p; rt->info[1] = Pn; tf_fail(err, 3); ok = false; }\n";
+    o << "  }\n";
+    o << "  const " << T << "* cb = static_cast<const " << T << "*>(B[" << cs << "]);\n";
+    o << "  const " << T << "* sb = static_cast<const " << T << "*>(B[" << sn << "]);\n";
+    o << "  const bool fast = st" << cs << "[1] == 1 && st" << sn << "[1] == 1 && st" << q << "[3] == 1 && st"
+      << S(in[1]) << "[3] == 1;\n";
+    o << "  #pragma omp parallel for schedule(static) if (ok && Bn * Sn * (sh" << q << "[2] + sh" << S(in[1])
+      << "[2]) * D >= 32768)\n";
+    o << "  for (int64_t t = 0; t < (ok ? Bn * Sn : 0); ++t) {\n";
+    o << "    const int64_t b = t / Sn, s = t % Sn;\n";
+    o << "    const int64_t p = static_cast<int64_t>(pos[b * st" << ps << "[0] + s * st" << ps << "[1]]);\n";
+    o << "    const " << T << "* __restrict cr = cb + p * st" << cs << "[0];\n";
+    o << "    const " << T << "* __restrict sr = sb + p * st" << sn << "[0];\n";
+    for (int w = 0; w < 2; ++w) {
+      const std::string x = S(in[w]), y = S(out[w]);
+      o << "    for (int64_t h = 0; h < sh" << x << "[2]; ++h) {\n";
+      o << "      const " << T << "* __restrict xr = static_cast<const " << T << "*>(B[" << x << "]) + b * st" << x
+        << "[0] + s * st" << x << "[1] + h * st" << x << "[2];\n";
+      o << "      " << T << "* __restrict yr = static_cast<" << T << "*>(B[" << y << "]) + ((b * Sn + s) * sh" << x
+        << "[2] + h) * D;\n";
+      auto body = [&](const std::string& xs, const std::string& css, const std::string& sns) {
+        auto X = [&](const std::string& i) { return "static_cast<" + C + ">(tf_widen(xr[(" + i + ") * " + xs + "]))"; };
+        auto CS = [&](const std::string& ptr, const std::string& st) {
+          return "static_cast<" + C + ">(tf_widen(" + ptr + "[j * " + st + "]))";
+        };
+        o << "        #pragma omp simd\n";
+        o << "        for (int64_t j = 0; j < half; ++j) yr[j] = tf_narrow<" << T << ">(" << X("j") << " * "
+          << CS("cr", css) << " + -" << X("j + half") << " * " << CS("sr", sns) << ");\n";
+        o << "        #pragma omp simd\n";
+        o << "        for (int64_t j = half; j < D; ++j) yr[j] = tf_narrow<" << T << ">(" << X("j") << " * "
+          << CS("cr", css) << " + " << X("j - half") << " * " << CS("sr", sns) << ");\n";
+      };
+      o << "      if (fast) {\n";
+      body("1", "1", "1");
+      o << "      } else {\n";
+      body("st" + x + "[3]", "st" + cs + "[1]", "st" + sn + "[1]");
+      o << "      }\n    }\n";
+    }
+    o << "  }\n  }\n";
+  }
+
+  // One row of the operand per output element. Numerics as core/eval's
+  // reduce_group: float sums accumulate in double (reassociated), a mean
+  // rounds the sum to T before dividing; max / abs_max propagate NaN; integer
+  // sums wrap.
+  void emit_reduce(size_t s, const ir::Call& c, ops::ReduceKind kind) {
+    const size_t a = slot_of_.at(c.args()[0].get());
+    const size_t r = slots_[a].type->rank();
+    const DType d = slots_[a].type->dtype();
+    const std::string T = ctype(d), C = ctc(d), A = S(a);
+    const bool fl = ir::is_float(d);
+    // f16 / bf16 sums accumulate in float, others in double (core/eval).
+    const std::string Acc = is_half(d) ? "float" : "double";
+    std::ostringstream& o = stages_;
+    o << "  { // stage: reduce -> slot " << s << "\n";
+    o << "  int64_t outer = 1;\n";
+    for (size_t i = 0; i + 1 < r; ++i) o << "  outer *= sh" << A << "[" << i << "];\n";
+    o << "  const int64_t inner = sh" << A << "[" << r - 1 << "], is = st" << A << "[" << r - 1 << "];\n";
+    if (kind == ops::ReduceKind::kMean) o << "  if (outer > 0 && inner == 0) tf_fail(err, 2);\n";
+    o << "  #pragma omp parallel for schedule(static) if (outer * inner >= 32768)\n";
+    o << "  for (int64_t row = 0; row < outer; ++row) {\n";
+    o << "    int64_t off = 0, rem = row;\n";
+    o << "    for (int i = " << static_cast<int>(r) - 2 << "; i >= 0; --i) { off += (rem % sh" << A
+      << "[i]) * st" << A << "[i]; rem /= sh" << A << "[i]; }\n";
+    o << "    const " << T << "* x = static_cast<const " << T << "*>(B[" << A << "]) + off;\n";
+    o << "    " << T << "& y = static_cast<" << T << "*>(B[" << s << "])[row];\n";
+    switch (kind) {
+      case ops::ReduceKind::kSum:
+      case ops::ReduceKind::kMean:
+        if (fl) {
+          o << "    " << Acc << " acc = 0;\n    #pragma omp simd reduction(+:acc)\n";
+          o << "    for (int64_t j = 0; j < inner; ++j) acc += static_cast<" << Acc << ">(tf_widen(x[j * is]));\n";
+          o << "    const " << C << " sum = " << rnd(d, "static_cast<" + C + ">(acc)") << ";\n";
+          o << "    y = tf_narrow<" << T << ">(" << (kind == ops::ReduceKind::kSum ? "sum" : "inner ? static_cast<" + C + ">(sum / static_cast<" + C + ">(inner)) : sum") << ");\n";
+        } else {
+          o << "    uint64_t acc = 0;\n";
+          o << "    for (int64_t j = 0; j < inner; ++j) acc += static_cast<uint64_t>(x[j * is]);\n";
+          o << "    y = static_cast<" << T << ">(acc);\n";
+        }
+        break;
+      case ops::ReduceKind::kMax:
+      case ops::ReduceKind::kAbsMax: {
+        const bool ab = kind == ops::ReduceKind::kAbsMax;
+        o << "    " << C << " m = " << (ab ? C + "(0)" : fl ? "-std::numeric_limits<" + C + ">::infinity()"
+                                                        : "std::numeric_limits<" + C + ">::lowest()") << ";\n";
+        o << "    for (int64_t j = 0; j < inner; ++j) { const " << C << " v = " << (ab ? "tf_abs<" + C + ">(tf_widen(x[j * is]))" : "tf_widen(x[j * is])")
+          << "; m = tf_max<" << C << ">(m, v); }\n";
+        o << "    y = tf_narrow<" << T << ">(m);\n";
+        break;
+      }
+    }
+    o << "  }\n  }\n";
+  }
+
+  void emit_matmul(size_t s, const ir::Call& c) {
+    const size_t a = slot_of_.at(c.args()[0].get()), b = slot_of_.at(c.args()[1].get());
+    const size_t r = slots_[s].type->rank(), ra = slots_[a].type->rank(), rb = slots_[b].type->rank();
+    const std::string T = ctype(slots_[s].type->dtype());
+    std::ostringstream& o = stages_;
+    o << "  { // stage: matmul -> slot " << s << "\n";
+    o << "  const int64_t M = sh" << s << "[" << r - 2 << "], N = sh" << s << "[" << r - 1 << "], K = sh" << a
+      << "[" << ra - 1 << "];\n";
+    o << "  int64_t batches = 1;\n";
+    for (size_t i = 0; i + 2 < r; ++i) o << "  batches *= sh" << s << "[" << i << "];\n";
+    for (auto [k, rk] : {std::pair{a, ra}, std::pair{b, rb}}) {
+      o << "  int64_t bs" << k << "_[" << (r > 2 ? r - 2 : 1) << "] = {0};\n";
+      for (size_t i = 0; i + 2 < r; ++i) {
+        if (i + rk < r) continue;
+        size_t li = i + rk - r;
+        o << "  bs" << k << "_[" << i << "] = sh" << k << "[" << li << "] == 1 ? 0 : st" << k << "[" << li << "];\n";
+      }
+    }
+    o << "  for (int64_t bt = 0; bt < batches; ++bt) {\n";
+    o << "    int64_t offa = 0, offb = 0, rem = bt;\n";
+    if (r > 2) {
+      o << "    for (int i = " << r - 3 << "; i >= 0; --i) { const int64_t q = rem % sh" << s << "[i]; rem /= sh" << s
+        << "[i]; offa += q * bs" << a << "_[i]; offb += q * bs" << b << "_[i]; }\n";
+    }
+    o << "    tf_gemm<" << T << ">(rt, M, N, K, static_cast<const " << T << "*>(B[" << a << "]) + offa, st" << a
+      << "[" << ra - 2 << "], st" << a << "[" << ra - 1 << "], static_cast<const " << T << "*>(B[" << b
+      << "]) + offb, st" << b << "[" << rb - 2 << "], st" << b << "[" << rb - 1 << "], static_cast<" << T
+      << "*>(B[" << s << "]) + bt * M * N);\n";
+    o << "    (void)rem;\n  }\n  }\n";
+  }
+
+  std::string assemble() const {
+    std::ostringstream o;
+    o << "extern \"C\" int TF_ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt) {\n";
+    o << "  (void)rt;\n";
+    o << "  int err_ = 0; int* const err = &err_; (void)err;\n";
+    o << "  void* B[" << (slots_.empty() ? 1 : slots_.size()) << "];\n";
+    size_t off = 0;
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      const size_t rk = slots_[k].type->rank();
+      o << "  const int64_t* sh" << k << " = SH + " << off << "; const int64_t* st" << k << " = ST + " << off
+        << "; (void)sh" << k << "; (void)st" << k << ";\n";
+      off += rk;
+      if (slots_[k].kind == Slot::kTemp) {
+        o << "  { int64_t n = 1; for (int a = 0; a < " << rk << "; ++a) n *= sh" << k << "[a];\n";
+        o << "    B[" << k << "] = std::malloc(static_cast<size_t>(n > 0 ? n : 1) * sizeof("
+          << ctype(slots_[k].type->dtype()) << ")); }\n";
+      } else {
+        o << "  B[" << k << "] = P[" << k << "];\n";
+      }
+    }
+    o << stages_.str();
+    for (size_t k = 0; k < slots_.size(); ++k)
+      if (slots_[k].kind == Slot::kTemp) o << "  std::free(B[" << k << "]);\n";
+    o << "  return __atomic_load_n(err, __ATOMIC_RELAXED);\n";
+    o << "}\n";
+    return o.str();
+  }
+
+  const ir::Function& fn_;
+  std::vector<Slot> slots_;
+  size_t num_temps_ = 0;
+  std::vector<ExprPtr> outputs_;
+  std::unordered_map<const Expr*, int> uses_;
+  std::unordered_map<const Expr*, size_t> slot_of_;
+  std::unordered_set<const Expr*> force_;
+  std::map<std::pair<const Expr*, int64_t>, const Expr*> projections_;  // (call, index) -> its TupleGetItem
+  std::unordered_set<const Expr*> planned_;
+  std::ostringstream stages_;
+  bool may_fail_ = false;
+};
+
+}  // namespace
+
+Program generate(const ir::Function& fn) { return Generator(fn).run(); }
+
+}  // namespace tf::compiler

@@ -1,0 +1,52 @@
+// Code generation: a sealed normal Function -> the C++ text of one kernel.
+//
+// The body's Call DAG is cut into stages. A value is materialized (gets a
+// buffer slot) when it is a parameter, an output, used more than once, a
+// row operation (RMSNorm, SoftMax over the last axis), a MatMul, or a MatMul
+// operand; every other elementwise value (Binary, Unary, Cast, Silu, Gelu,
+// constants, broadcasts) is inlined into the loop of the stage that reads it.
+// So x + r feeding RMSNorm, or silu(a) * b, is one pass over memory.
+//
+// Generated ABI (one extern "C" function named by the caller):
+//   int ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt)
+// returning 0, or a run-time error code (kErrDivByZero, kErrEmptyMean,
+// kErrRopePosition) after
+// every stage ran (outputs then hold unspecified values).
+// P holds one pointer per slot (inputs, then outputs, then temporaries, which
+// are null: the kernel allocates them); SH / ST hold every slot's shape and
+// strides (in elements), concatenated in slot order. Extents are run-time
+// values, so one compiled kernel serves every DimVar binding. Outputs and
+// temporaries are C-contiguous; inputs may have any strides.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/ir/expr.h"
+
+namespace tf::compiler {
+
+struct Slot {
+  enum Kind { kInput, kOutput, kTemp };
+  Kind kind;
+  size_t index;                 // parameter / output / temporary number
+  ir::TensorTypePtr type;       // shape under the DimVar bindings gives extents
+};
+
+struct Program {
+  std::vector<Slot> slots;  // inputs, then outputs, then temporaries
+  std::string body;         // defines extern "C" int TF_ENTRY(...)
+  bool may_fail = false;    // the entry can return a nonzero code
+};
+
+// Error codes of a generated entry.
+constexpr int kErrDivByZero = 1;
+constexpr int kErrEmptyMean = 2;
+// RoPE: a pos_ids value outside [0, P); rt->info = {value, P}.
+constexpr int kErrRopePosition = 3;
+
+// Throws Error(kUnsupported) naming the first construct the code generator
+// does not handle (the caller then runs the evaluator).
+Program generate(const ir::Function& fn);
+
+}  // namespace tf::compiler

@@ -1,0 +1,189 @@
+#include "core/compiler/compiler.h"
+
+#include <cblas.h>
+
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "core/compiler/codegen.h"
+#include "core/compiler/library.h"
+#include "core/compiler/prelude.h"
+#include "core/compiler/toolchain.h"
+#include "core/ir/error.h"
+
+namespace tf::compiler {
+namespace {
+
+// Mirrors struct tf_rt in the prelude.
+struct RuntimeTable {
+  void (*sgemm)(int, int, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*,
+                int64_t);
+  void (*dgemm)(int, int, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*,
+                int64_t);
+  int64_t* info;  // where a kernel writes the details of its error code
+};
+
+CBLAS_TRANSPOSE trans(int t) { return t ? CblasTrans : CblasNoTrans; }
+
+void rt_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
+              static_cast<blasint>(ldc));
+}
+void rt_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
+              int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0, c,
+              static_cast<blasint>(ldc));
+}
+
+const RuntimeTable kRuntime{rt_sgemm, rt_dgemm, nullptr};
+
+std::string single_source(const Program& p) {
+  return std::string(prelude_source()) + "#define TF_ENTRY tf_entry\n" + p.body;
+}
+
+std::vector<ir::TensorTypePtr> temp_types(const Program& p) {
+  std::vector<ir::TensorTypePtr> out;
+  for (const Slot& s : p.slots)
+    if (s.kind == Slot::kTemp) out.push_back(s.type);
+  return out;
+}
+
+std::mutex g_mu;
+std::map<std::string, std::shared_ptr<const Library>> g_loaded;  // key -> library
+
+std::string bytes_literal(const std::string& s) {
+  std::ostringstream o;
+  o << "{";
+  for (unsigned char c : s) o << static_cast<int>(c) << ",";
+  o << "0}";
+  return o.str();
+}
+
+}  // namespace
+
+void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
+                           const std::vector<runtime::NDArray>& outputs, const ir::DimBindings& bindings) const {
+  // Reused per thread: the hot path allocates nothing once warm.
+  thread_local std::vector<void*> ptrs;
+  thread_local std::vector<int64_t> shapes, strides;
+  ptrs.clear();
+  shapes.clear();
+  strides.clear();
+  for (const auto* group : {&inputs, &outputs}) {
+    for (const runtime::NDArray& a : *group) {
+      ptrs.push_back(a.data());
+      shapes.insert(shapes.end(), a.shape().begin(), a.shape().end());
+      strides.insert(strides.end(), a.strides().begin(), a.strides().end());
+    }
+  }
+  for (const ir::TensorTypePtr& t : temps_) {
+    ptrs.push_back(nullptr);
+    size_t base = strides.size();
+    for (const ir::ShapeDim& d : t->shape()) shapes.push_back(d.evaluate(bindings));
+    strides.resize(base + t->rank());
+    int64_t s = 1;
+    for (size_t a = t->rank(); a-- > 0;) {
+      strides[base + a] = s;
+      s *= shapes[base + a];
+    }
+  }
+  int64_t info[2] = {0, 0};
+  RuntimeTable rt = kRuntime;
+  rt.info = info;
+  switch (entry_(ptrs.data(), shapes.data(), strides.data(), &rt)) {
+    case 0: return;
+    case kErrDivByZero: ir::fail(ir::ErrorKind::kRuntime, "'div': integer division by zero");
+    case kErrEmptyMean:
+      ir::fail(ir::ErrorKind::kRuntime, "'reduce' kind \"mean\": mean over an empty axis has no value");
+    case kErrRopePosition:
+      ir::fail(ir::ErrorKind::kRuntime, "'rope': pos_ids value " + std::to_string(info[0]) +
+                                            " is out of range for caches of length " + std::to_string(info[1]));
+    default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
+  }
+}
+
+std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {
+  Program p = generate(fn);
+  std::string source = single_source(p);
+  std::string key = cache_key(source);
+  dump_source(fn.name() + "." + key, source);
+  std::shared_ptr<const Library> lib;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_loaded.find(key);
+    if (it != g_loaded.end()) {
+      lib = it->second;
+    } else {
+      lib = std::make_shared<const Library>(cached_shared(source, key));
+      g_loaded[key] = lib;
+    }
+  }
+  auto entry = reinterpret_cast<CompiledFunction::Entry>(lib->symbol("tf_entry"));
+  if (!entry) ir::fail(ir::ErrorKind::kRuntime, "kernel library '" + lib->path() + "' has no tf_entry");
+  return std::make_shared<const CompiledFunction>(lib, entry, temp_types(p), key, p.may_fail);
+}
+
+int64_t compiler_invocations() { return invocation_count(); }
+
+std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns, const std::string& module_text,
+                                        const std::string& path) {
+  std::ostringstream src, names, entries, keys;
+  src << prelude_source();
+  std::vector<std::string> done;
+  for (const ir::FunctionPtr& fn : fns) {
+    Program p;
+    try {
+      p = generate(*fn);
+    } catch (const ir::Error& e) {
+      if (e.kind() != ir::ErrorKind::kUnsupported) throw;
+      continue;  // left to the evaluator in the loading process
+    }
+    const std::string entry = "tf_aot_entry_" + std::to_string(done.size());
+    src << "#define TF_ENTRY " << entry << "\n" << p.body << "#undef TF_ENTRY\n";
+    names << "\"" << fn->name() << "\",";
+    entries << "reinterpret_cast<const void*>(&" << entry << "),";
+    keys << "\"" << source_hash(single_source(p)) << "\",";
+    done.push_back(fn->name());
+  }
+  src << "extern \"C\" const char tf_aot_module_text[] = " << bytes_literal(module_text) << ";\n";
+  src << "extern \"C\" const int64_t tf_aot_num_functions = " << done.size() << ";\n";
+  src << "extern \"C\" const char* const tf_aot_function_names[] = {" << names.str() << "nullptr};\n";
+  src << "extern \"C\" const char* const tf_aot_function_keys[] = {" << keys.str() << "nullptr};\n";
+  src << "extern \"C\" const void* const tf_aot_entries[] = {" << entries.str() << "nullptr};\n";
+  dump_source("aot." + cache_key(src.str()), src.str());
+  compile_shared(src.str(), path);
+  return done;
+}
+
+std::shared_ptr<const Library> open_library(const std::string& path, std::string* module_text) {
+  auto lib = std::make_shared<const Library>(path);
+  auto* text = static_cast<const char*>(lib->symbol("tf_aot_module_text"));
+  if (!text || !lib->symbol("tf_aot_num_functions"))
+    ir::fail(ir::ErrorKind::kInvalidArgument, "'" + path + "' is not a TileFoundry kernel library");
+  *module_text = text;
+  return lib;
+}
+
+std::shared_ptr<const CompiledFunction> bind_library_function(const std::shared_ptr<const Library>& lib,
+                                                              const ir::Function& fn) {
+  const int64_t n = *static_cast<const int64_t*>(lib->symbol("tf_aot_num_functions"));
+  auto names = static_cast<const char* const*>(lib->symbol("tf_aot_function_names"));
+  auto keys = static_cast<const char* const*>(lib->symbol("tf_aot_function_keys"));
+  auto entries = static_cast<const void* const*>(lib->symbol("tf_aot_entries"));
+  for (int64_t i = 0; i < n; ++i) {
+    if (fn.name() != names[i]) continue;
+    Program p = generate(fn);
+    // A library built by another version of the code generator would read
+    // its arguments differently: refuse it rather than guess.
+    if (source_hash(single_source(p)) != keys[i]) return nullptr;
+    auto entry = reinterpret_cast<CompiledFunction::Entry>(const_cast<void*>(entries[i]));
+    return std::make_shared<const CompiledFunction>(lib, entry, temp_types(p), keys[i], p.may_fail);
+  }
+  return nullptr;
+}
+
+}  // namespace tf::compiler

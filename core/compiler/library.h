@@ -1,0 +1,25 @@
+// Library: one dlopen'ed kernel library. Its handle closes with the last
+// CompiledFunction using it, but the code stays mapped (RTLD_NODELETE).
+#pragma once
+
+#include <string>
+
+namespace tf::compiler {
+
+class Library {
+ public:
+  // Throws Error(kNotFound) with dlerror()'s text when dlopen fails.
+  explicit Library(const std::string& path);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+  // Null when the symbol is absent.
+  void* symbol(const std::string& name) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+};
+
+}  // namespace tf::compiler

@@ -1,0 +1,152 @@
+#include "core/compiler/toolchain.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/ir/error.h"
+
+namespace tf::compiler {
+namespace {
+
+std::atomic<int64_t> g_invocations{0};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+void make_dirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      std::string prefix = path.substr(0, i);
+      if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+        ir::fail(ir::ErrorKind::kRuntime, "cannot create directory '" + prefix + "'");
+    }
+  }
+}
+
+// A name no other process or thread uses at the same moment.
+std::string unique_suffix() {
+  static std::atomic<uint64_t> counter{0};
+  std::ostringstream s;
+  s << ".tmp." << getpid() << "." << std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000 << "."
+    << counter++;
+  return s.str();
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + unique_suffix();
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) ir::fail(ir::ErrorKind::kRuntime, "cannot write '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    ir::fail(ir::ErrorKind::kRuntime, "cannot rename '" + tmp + "' to '" + path + "'");
+  }
+}
+
+std::string read_head(const std::string& path, size_t max) {
+  std::ifstream f(path);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return s.size() > max ? s.substr(0, max) + "..." : s;
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+Toolchain toolchain() {
+  return Toolchain{env_or("TF_CC", "c++"), "-std=c++17 -O3 -march=native -fopenmp -fno-math-errno -shared -fPIC -w",
+                   "x86_64-native"};
+}
+
+std::string cache_dir() {
+  std::string dir = env_or("TF_CACHE_DIR", env_or("HOME", "/tmp") + "/.cache/tilefoundry");
+  make_dirs(dir);
+  return dir;
+}
+
+namespace {
+
+std::string fnv_hex(std::initializer_list<const std::string*> parts) {
+  uint64_t h = 1469598103934665603ull;
+  for (const std::string* part : parts) {
+    for (unsigned char c : *part) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+std::string cache_key(const std::string& source) {
+  const Toolchain t = toolchain();
+  return fnv_hex({&source, &t.cc, &t.flags, &t.target});
+}
+
+std::string source_hash(const std::string& source) { return fnv_hex({&source}); }
+
+void compile_shared(const std::string& source, const std::string& out_path) {
+  const Toolchain t = toolchain();
+  const std::string suffix = unique_suffix();
+  const std::string src = out_path + suffix + ".cc", obj = out_path + suffix, log = out_path + suffix + ".log";
+  write_atomically(src, source);
+  const std::string cmd = t.cc + " " + t.flags + " -o " + quote(obj) + " " + quote(src) + " >" + quote(log) + " 2>&1";
+  ++g_invocations;
+  int rc = std::system(cmd.c_str());
+  int code = rc == -1 ? -1 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 128);
+  std::string diag = code == 0 ? "" : read_head(log, 2000);
+  std::remove(src.c_str());
+  std::remove(log.c_str());
+  if (code != 0) {
+    std::remove(obj.c_str());
+    ir::fail(ir::ErrorKind::kUnsupported,
+             code == 127 ? "no C++ compiler: '" + t.cc + "' could not be run (set TF_CC)"
+                         : "native compile with '" + t.cc + "' failed (exit " + std::to_string(code) + "): " + diag);
+  }
+  if (std::rename(obj.c_str(), out_path.c_str()) != 0) {
+    std::remove(obj.c_str());
+    ir::fail(ir::ErrorKind::kRuntime, "cannot move the compiled kernel to '" + out_path + "'");
+  }
+}
+
+std::string cached_shared(const std::string& source, const std::string& key) {
+  std::string path = cache_dir() + "/" + key + ".so";
+  if (!exists(path)) compile_shared(source, path);
+  return path;
+}
+
+void dump_source(const std::string& stem, const std::string& source) {
+  const char* dir = std::getenv("TF_DUMP_DIR");
+  if (!dir || !*dir) return;
+  make_dirs(dir);
+  write_atomically(std::string(dir) + "/" + stem + ".cc", source);
+}
+
+int64_t invocation_count() { return g_invocations.load(); }
+
+}  // namespace tf::compiler

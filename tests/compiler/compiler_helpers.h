@@ -1,0 +1,116 @@
+// Shared helpers of the compiler tests: run a function natively and on the
+// evaluator, on the same random inputs, and compare element by element.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/compiler/compiler.h"
+#include "core/eval/evaluator.h"
+#include "core/ir/module.h"
+#include "core/runtime/half.h"
+#include "core/runtime/ndarray.h"
+#include "core/sema/bind.h"
+
+namespace tf::comptest {
+
+using ir::DType;
+using runtime::NDArray;
+
+// Uniform values in [-scale, scale] (f32 / f64 / f16 / bf16 / i32 / i64 / bool).
+inline NDArray random_array(DType d, const std::vector<int64_t>& shape, std::mt19937& rng, double scale = 2.0) {
+  NDArray a = NDArray::empty(d, shape);
+  std::uniform_real_distribution<double> u(-scale, scale);
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double v = u(rng);
+    switch (d) {
+      case DType::kF32: static_cast<float*>(a.data())[i] = static_cast<float>(v); break;
+      case DType::kF64: static_cast<double*>(a.data())[i] = v; break;
+      case DType::kF16: static_cast<runtime::Half*>(a.data())[i] = runtime::Half::from_float(static_cast<float>(v)); break;
+      case DType::kBF16:
+        static_cast<runtime::BFloat16*>(a.data())[i] = runtime::BFloat16::from_float(static_cast<float>(v));
+        break;
+      case DType::kI32: static_cast<int32_t*>(a.data())[i] = static_cast<int32_t>(v * 10); break;
+      case DType::kI64: static_cast<int64_t*>(a.data())[i] = static_cast<int64_t>(v * 10); break;
+      case DType::kBool: static_cast<bool*>(a.data())[i] = v > 0; break;
+      default: ADD_FAILURE() << "random_array: unsupported dtype";
+    }
+  }
+  return a;
+}
+
+inline double element(const NDArray& a, int64_t i) {
+  switch (a.dtype()) {
+    case DType::kF32: return static_cast<const float*>(a.data())[i];
+    case DType::kF64: return static_cast<const double*>(a.data())[i];
+    case DType::kF16: return static_cast<const runtime::Half*>(a.data())[i].to_float();
+    case DType::kBF16: return static_cast<const runtime::BFloat16*>(a.data())[i].to_float();
+    case DType::kI32: return static_cast<const int32_t*>(a.data())[i];
+    case DType::kI64: return static_cast<double>(static_cast<const int64_t*>(a.data())[i]);
+    case DType::kI8: return static_cast<const int8_t*>(a.data())[i];
+    case DType::kBool: return static_cast<const bool*>(a.data())[i];
+    default: ADD_FAILURE() << "element: unsupported dtype"; return 0;
+  }
+}
+
+struct Tolerance {
+  double atol, rtol;
+};
+// f32 allows the compiled exp (~2 ulp) and reassociated row sums; f64 only
+// reassociation.
+// f16 / bf16: one unit in the last place of the stored value (an exp a few
+// ulp off in float can round the other way).
+inline Tolerance tolerance(DType d) {
+  switch (d) {
+    case DType::kF64: return {1e-12, 1e-9};
+    case DType::kF16: return {1e-3, 1e-3};
+    case DType::kBF16: return {1e-2, 8e-3};
+    default: return {1e-5, 1e-4};
+  }
+}
+
+// Counts elements where got and want differ beyond tolerance (NaN == NaN,
+// inf == inf of the same sign). Returns a description of the first one.
+inline std::string compare(const NDArray& got, const NDArray& want, Tolerance tol) {
+  if (got.shape() != want.shape() || got.dtype() != want.dtype()) return "shape or dtype differs";
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double g = element(got, i), w = element(want, i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    if (!(std::abs(g - w) <= tol.atol + tol.rtol * std::abs(w)))
+      return "element " + std::to_string(i) + ": native " + std::to_string(g) + " vs evaluator " +
+             std::to_string(w);
+  }
+  return "";
+}
+
+// Fresh contiguous outputs of fn for these inputs, plus the bindings.
+inline std::vector<NDArray> run_native(const compiler::CompiledFunction& k, const ir::Function& fn,
+                                       const std::vector<NDArray>& inputs) {
+  std::vector<sema::ArgDesc> descs;
+  for (const NDArray& a : inputs) descs.push_back({a.dtype(), a.shape()});
+  ir::DimBindings b = sema::bind_arguments(fn, descs);
+  std::vector<NDArray> outs;
+  for (const sema::ArgDesc& d : sema::output_descs(fn, b)) outs.push_back(NDArray::empty(d.dtype, d.shape));
+  k.run(inputs, outs, b);
+  return outs;
+}
+
+// Runs both backends and expects agreement on every output.
+inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& m, const ir::Function& fn,
+                         const std::vector<NDArray>& inputs, const std::string& what) {
+  std::vector<NDArray> want = eval::evaluate(m, fn, inputs);
+  std::vector<NDArray> got = run_native(k, fn, inputs);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::string diff = compare(got[i], want[i], tolerance(want[i].dtype()));
+    EXPECT_EQ(diff, "") << what << ", output #" << i;
+  }
+}
+
+}  // namespace tf::comptest

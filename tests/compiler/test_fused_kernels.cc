@@ -1,0 +1,154 @@
+// Compiled vs evaluator on the fused patterns the native backend exists for
+// (rmsnorm, residual + rmsnorm, SwiGLU, gelu-tanh, softmax, matmul), on
+// several DimVar bindings, plus the compile-once and source-dump contracts.
+#include <cstdlib>
+#include <fstream>
+
+#include "compiler_helpers.h"
+#include "core/frontend/parser.h"
+#include "core/ir/error.h"
+
+namespace tf::comptest {
+namespace {
+
+const char* kSource = R"(from tilefoundry.dsl import *
+
+N = DimVar("N", 1, 1 << 20)
+D = DimVar("D", 1, 1 << 16)
+K = DimVar("K", 1, 1 << 16)
+
+@func
+def rmsnorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    return rms_norm(x, w, eps=1e-6)
+
+@func
+def resnorm(x: Tensor[(N, D), f32], r: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32]]:
+    h = x + r
+    return h, rms_norm(h, w, eps=1e-5)
+
+@func
+def swiglu(a: Tensor[(N, D), f32], b: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return silu(a) * b
+
+@func
+def gelu_t(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return gelu(x)
+
+@func
+def smax(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return softmax(x)
+
+@func
+def mm(a: Tensor[(N, K), f32], b: Tensor[(K, D), f32]) -> Tensor[(N, D), f32]:
+    return matmul(a, b)
+
+@func
+def rmsnorm64(x: Tensor[(N, D), f64], w: Tensor[(D,), f64]) -> Tensor[(N, D), f64]:
+    return rms_norm(x * 2.0, w, eps=1e-6)
+
+@func
+def shared(x: Tensor[(N, D), f32], c: Tensor[(N, 1), f32]) -> Tensor[(N, D), f32]:
+    e = exp(x - c)
+    return e * e + softmax(e)
+
+@func
+def passthrough(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32]]:
+    y = relu(x)
+    return x, y
+)";
+
+class FusedKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "fused.tf"); }
+  static ir::ModulePtr module_;
+
+  void check(const std::string& name, const std::vector<std::vector<int64_t>>& shapes_small,
+             const std::vector<std::vector<int64_t>>& shapes_large) {
+    ir::FunctionPtr fn = module_->lookup(name);
+    ASSERT_TRUE(fn);
+    auto k = compiler::compile(*fn);
+    const int64_t before = compiler::compiler_invocations();
+    std::mt19937 rng(7);
+    for (const auto* shapes : {&shapes_small, &shapes_large}) {
+      std::vector<NDArray> in;
+      for (size_t i = 0; i < shapes->size(); ++i)
+        in.push_back(random_array(fn->params()[i]->type() ? std::static_pointer_cast<const ir::TensorType>(
+                                                                 fn->params()[i]->type())->dtype()
+                                                           : DType::kF32,
+                                  (*shapes)[i], rng));
+      expect_agree(*k, *module_, *fn, in, name);
+    }
+    // A new binding of N / D reuses the same code: no compiler run.
+    EXPECT_EQ(compiler::compiler_invocations(), before) << name;
+    EXPECT_EQ(compiler::compile(*fn)->key(), k->key());
+    EXPECT_EQ(compiler::compiler_invocations(), before) << name << " recompiled";
+  }
+};
+ir::ModulePtr FusedKernels::module_;
+
+TEST_F(FusedKernels, RmsNorm) { check("rmsnorm", {{3, 5}, {5}}, {{37, 1000}, {1000}}); }
+TEST_F(FusedKernels, ResidualRmsNorm) { check("resnorm", {{1, 7}, {1, 7}, {7}}, {{64, 4096}, {64, 4096}, {4096}}); }
+TEST_F(FusedKernels, SwiGlu) { check("swiglu", {{2, 3}, {2, 3}}, {{9, 40000}, {9, 40000}}); }
+TEST_F(FusedKernels, GeluTanh) { check("gelu_t", {{1, 1}}, {{100, 333}}); }
+TEST_F(FusedKernels, SoftMax) { check("smax", {{4, 9}}, {{70, 2048}}); }
+TEST_F(FusedKernels, MatMul) { check("mm", {{3, 4}, {4, 5}}, {{65, 33}, {33, 17}}); }
+TEST_F(FusedKernels, RmsNormF64WithInlinedScale) { check("rmsnorm64", {{2, 3}, {3}}, {{16, 513}, {513}}); }
+TEST_F(FusedKernels, SharedValueIsMaterializedOnce) { check("shared", {{2, 3}, {2, 1}}, {{33, 700}, {33, 1}}); }
+TEST_F(FusedKernels, ParameterReturnedAsOutputIsCopied) { check("passthrough", {{2, 3}}, {{5, 9}}); }
+
+TEST_F(FusedKernels, StridedInputsTakeTheGenericPath) {
+  ir::FunctionPtr fn = module_->lookup("resnorm");
+  auto k = compiler::compile(*fn);
+  std::mt19937 rng(3);
+  NDArray big = random_array(DType::kF32, {8, 64}, rng);
+  // Every other column: inner stride 2, so the unit-stride fast path is off.
+  NDArray x = NDArray::view(big, {8, 32}, {64, 2});
+  NDArray r = random_array(DType::kF32, {8, 32}, rng);
+  NDArray w = NDArray::view(random_array(DType::kF32, {32, 3}, rng), {32}, {3});
+  expect_agree(*k, *module_, *fn, {x, r, w}, "strided resnorm");
+}
+
+TEST_F(FusedKernels, DumpDirReceivesTheSource) {
+  std::string dir = ::testing::TempDir() + "/tf_dump_" + std::to_string(::getpid());
+  setenv("TF_DUMP_DIR", dir.c_str(), 1);
+  auto k = compiler::compile(*module_->lookup("swiglu"));
+  unsetenv("TF_DUMP_DIR");
+  std::ifstream f(dir + "/swiglu." + k->key() + ".cc");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("tf_silu<float>"), std::string::npos) << "dumped source lacks the fused silu";
+  EXPECT_NE(text.find("extern \"C\" int TF_ENTRY"), std::string::npos);
+}
+
+TEST(CompilerErrors, UnsupportedOpIsReportedAsUnsupported) {
+  ir::ModulePtr m = frontend::parse_module(R"(from tilefoundry.dsl import *
+N = DimVar("N", 1, 1 << 20)
+
+@func
+def tr(x: Tensor[(N, 4), f32]) -> Tensor[(4, N), f32]:
+    return transpose(x, axes=(1, 0))
+)", "tr.tf");
+  try {
+    compiler::compile(*m->lookup("tr"));
+    ADD_FAILURE() << "Transpose compiled";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(e.kind(), ir::ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("Transpose"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CompilerErrors, KernelsAreCachedUnderTfCacheDir) {
+  ir::ModulePtr m = frontend::parse_module(R"(from tilefoundry.dsl import *
+@func
+def f(x: Tensor[(3,), f32]) -> Tensor[(3,), f32]:
+    return x * 3.5 + 0.25
+)", "f.tf");
+  std::string dir = ::testing::TempDir() + "/tf_nocc_" + std::to_string(::getpid());
+  setenv("TF_CACHE_DIR", dir.c_str(), 1);
+  auto k = compiler::compile(*m->lookup("f"));
+  unsetenv("TF_CACHE_DIR");
+  std::ifstream so(dir + "/" + k->key() + ".so");
+  EXPECT_TRUE(so.good()) << "the kernel was not cached under TF_CACHE_DIR";
+}
+
+}  // namespace
+}  // namespace tf::comptest
