@@ -29,6 +29,10 @@ SOURCE = """from tilefoundry.dsl import *
 N = DimVar("N", 1, 1 << 24)
 D = DimVar("D", 1, 1 << 20)
 K = DimVar("K", 1, 1 << 16)
+RB = DimVar("RB", 1, 1 << 10)
+RS = DimVar("RS", 1, 1 << 16)
+RH = DimVar("RH", 1, 1 << 10)
+RP = DimVar("RP", 1, 1 << 20)
 
 @func
 def b_rmsnorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
@@ -60,6 +64,10 @@ def b_matmul(a: Tensor[(N, K), f32], b: Tensor[(K, D), f32]) -> Tensor[(N, D), f
     return matmul(a, b)
 
 @func
+def b_rope(q: Tensor[(RB, RS, RH, D), f32], k: Tensor[(RB, RS, RH, D), f32], c: Tensor[(RP, D), f32], s: Tensor[(RP, D), f32], p: Tensor[(RB, RS), i64]) -> tuple[Tensor[(RB, RS, RH, D), f32], Tensor[(RB, RS, RH, D), f32]]:
+    return rope(q, k, c, s, p)
+
+@func
 def b_add(a: Tensor[(N,), f32], b: Tensor[(N,), f32]) -> Tensor[(N,), f32]:
     return a + b
 """
@@ -70,6 +78,9 @@ MATMUL_SHAPES = {"small": (64, 64, 64), "large": (1024, 1024, 1024)}
 # a few runs, a small triad; numbers are not meaningful, the table's shape is.
 QUICK_SHAPES = {"tiny": (4, 64)}
 QUICK_MATMUL_SHAPES = {"tiny": (8, 8, 8)}
+# RoPE: q and k [B, S, H, D], caches [S, D]; large = 2 x 64 MiB in, 2 x 64 MiB out.
+ROPE_SHAPES = {"small": (1, 16, 8, 64), "large": (4, 1024, 32, 128)}
+QUICK_ROPE_SHAPES = {"tiny": (1, 2, 2, 8)}
 
 
 MIN_TIME = 0.2  # seconds each median keeps sampling for; --quick sets 0
@@ -98,6 +109,14 @@ def eager_ops(torch):
         h = x + r
         return h, rmsnorm(h, w)
 
+    def rope(q, k, cos, sin, pos):  # HF apply_rotary_pos_emb, rotate-half
+        c, s = cos[pos].unsqueeze(2), sin[pos].unsqueeze(2)
+
+        def rot(x):
+            h = x.shape[-1] // 2
+            return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+        return q * c + rot(q) * s, k * c + rot(k) * s
+
     return {
         "rmsnorm": rmsnorm,
         "residual+rmsnorm": resnorm,
@@ -105,6 +124,7 @@ def eager_ops(torch):
         "gelu-tanh": lambda x: F.gelu(x, approximate="tanh"),
         "softmax": lambda x: torch.softmax(x, -1),
         "layer_norm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5),
+        "RoPE rotate-half": rope,
         "matmul": torch.mm,
     }
 
@@ -114,6 +134,11 @@ def make_inputs(torch, op, shape):
     if op == "matmul":
         m, k, n = shape
         return (torch.randn(m, k, generator=g), torch.randn(k, n, generator=g))
+    if op == "RoPE rotate-half":
+        b, s, h, d = shape
+        return (torch.randn(b, s, h, d, generator=g), torch.randn(b, s, h, d, generator=g),
+                torch.randn(s, d, generator=g), torch.randn(s, d, generator=g),
+                torch.randint(0, s, (b, s), generator=g))
     n, d = shape
     x = lambda: torch.randn(n, d, generator=g)  # noqa: E731
     w = torch.randn(d, generator=g)
@@ -146,7 +171,7 @@ def child(args):
         m = tf.load(SOURCE)
         names = {"rmsnorm": "b_rmsnorm", "residual+rmsnorm": "b_resnorm", "silu*mul": "b_swiglu",
                  "gelu-tanh": "b_gelu", "softmax": "b_softmax", "layer_norm": "b_layernorm",
-                 "matmul": "b_matmul"}
+                 "RoPE rotate-half": "b_rope", "matmul": "b_matmul"}
         kernels = {op: m.compile(fn) for op, fn in names.items()}
         res["compile_all_s"] = time.perf_counter() - t0
         res["backends"] = {op: k.backend for op, k in kernels.items()}
@@ -158,7 +183,9 @@ def child(args):
         res["overhead_tf_us"] = median_s(lambda: op_add(one, one), calls) * 1e6
         res["overhead_add_us"] = median_s(lambda: torch.add(one, one), calls) * 1e6
     for op, fn in eager.items():
-        if args.quick:
+        if op == "RoPE rotate-half":
+            shapes = QUICK_ROPE_SHAPES if args.quick else ROPE_SHAPES
+        elif args.quick:
             shapes = QUICK_MATMUL_SHAPES if op == "matmul" else QUICK_SHAPES
         else:
             shapes = MATMUL_SHAPES if op == "matmul" else SHAPES
@@ -240,7 +267,6 @@ def report(results, cold, warm, torch_version, thread_counts=(1, 2)):
             w(f"| {op} | {label} {shape} | {fmt_ms(r['eager'])} | {fmt_ms(ra['eager'])} | {fmt_ms(r['tf'])} | "
               f"{fmt_ms(r['tf_prealloc'])} | {fmt_ms(r['alloc_only'])} | {r['eager'] / r['tf']:.2f} | "
               f"{ra['eager'] / r['tf']:.2f} | {gbs:.1f} | {100 * gbs / d['triad_gbs']:.0f}% | {r['max_err']:.1e} |")
-        w("| RoPE rotate-half | — | n/a: needs slice + concat fusion (not compiled yet) | | | | | | | | | |")
         w("\n| matmul | shape | torch.mm ms | OpenBLAS (numpy) GFLOP/s | tf GFLOP/s | tf-pre GFLOP/s | tf-pre / OpenBLAS | oneDNN |")
         w("|---|---|---:|---:|---:|---:|---:|---|")
         for key, r in d["ops"].items():

@@ -1,0 +1,206 @@
+// Compiled vs evaluator for the multi-output RoPE stage (both outputs from
+// one loop nest, a projection feeding a fused elementwise stage, an unused
+// projection, i32 / i64 positions, strided inputs, out-of-range positions)
+// and for f16 / bf16 inside the row ops (RMSNorm, SoftMax, LayerNorm) and
+// reductions, which compute in float and round where the evaluator rounds.
+#include <fstream>
+#include <functional>
+
+#include "compiler_helpers.h"
+#include "core/frontend/parser.h"
+#include "core/ir/error.h"
+
+namespace tf::comptest {
+namespace {
+
+const char* kSource = R"(from tilefoundry.dsl import *
+
+B = DimVar("B", 1, 64)
+S = DimVar("S", 1, 4096)
+H = DimVar("H", 1, 64)
+G = DimVar("G", 1, 64)
+D = DimVar("D", 2, 512)
+P = DimVar("P", 1, 8192)
+N = DimVar("N", 1, 1 << 20)
+E = DimVar("E", 1, 1 << 16)
+
+@func
+def rope32(q: Tensor[(B, S, H, D), f32], k: Tensor[(B, S, G, D), f32], c: Tensor[(P, D), f32], s: Tensor[(P, D), f32], p: Tensor[(B, S), i64]) -> tuple[Tensor[(B, S, H, D), f32], Tensor[(B, S, G, D), f32]]:
+    return rope(q, k, c, s, p)
+
+@func
+def rope_swap(q: Tensor[(B, S, H, D), f64], k: Tensor[(B, S, H, D), f64], c: Tensor[(P, D), f64], s: Tensor[(P, D), f64], p: Tensor[(B, S), i32]) -> tuple[Tensor[(B, S, H, D), f64], Tensor[(B, S, H, D), f64]]:
+    t = rope(q, k, c, s, p)
+    return t[1], t[0]
+
+@func
+def rope_scaled(q: Tensor[(B, S, H, D), f32], k: Tensor[(B, S, H, D), f32], c: Tensor[(P, D), f32], s: Tensor[(P, D), f32], p: Tensor[(B, S), i64]) -> Tensor[(B, S, H, D), f32]:
+    qr, kr = rope(q * 0.5, k, c, s, p)
+    return qr * 2.0 + 1.0
+
+@func
+def rope16(q: Tensor[(B, S, H, D), f16], k: Tensor[(B, S, H, D), f16], c: Tensor[(P, D), f16], s: Tensor[(P, D), f16], p: Tensor[(B, S), i64]) -> tuple[Tensor[(B, S, H, D), f16], Tensor[(B, S, H, D), f16]]:
+    return rope(q, k, c, s, p)
+
+@func
+def ropeb16(q: Tensor[(B, S, H, D), bf16], k: Tensor[(B, S, H, D), bf16], c: Tensor[(P, D), bf16], s: Tensor[(P, D), bf16], p: Tensor[(B, S), i32]) -> tuple[Tensor[(B, S, H, D), bf16], Tensor[(B, S, H, D), bf16]]:
+    return rope(q, k, c, s, p)
+
+@func
+def rms16(x: Tensor[(N, E), f16], r: Tensor[(N, E), f16], w: Tensor[(E,), f16]) -> Tensor[(N, E), f16]:
+    return rms_norm(x + r, w, eps=1e-6)
+
+@func
+def rmsb16(x: Tensor[(N, E), bf16], w: Tensor[(E,), bf16]) -> Tensor[(N, E), bf16]:
+    return rms_norm(x, w, eps=1e-5)
+
+@func
+def smax16(x: Tensor[(N, E), f16]) -> Tensor[(N, E), f16]:
+    return softmax(x * 3.0)
+
+@func
+def smaxb16(x: Tensor[(N, E), bf16]) -> Tensor[(N, E), bf16]:
+    return softmax(x)
+
+@func
+def ln16(x: Tensor[(N, E), bf16], w: Tensor[(E,), bf16], b: Tensor[(E,), bf16]) -> Tensor[(N, E), bf16]:
+    return layer_norm(x, w, b, eps=1e-5)
+
+@func
+def lnf16(x: Tensor[(N, E), f16], w: Tensor[(E,), f16], b: Tensor[(E,), f16]) -> Tensor[(N, E), f16]:
+    return layer_norm(x, w, b, eps=1e-5)
+
+@func
+def red16(x: Tensor[(N, E), f16]) -> tuple[Tensor[(N,), f16], Tensor[(N, 1), f16], Tensor[(N,), f16], Tensor[(N,), f16]]:
+    return sum(x, axes=-1, keepdim=False), mean(x, axes=-1), amax(x, axes=-1, keepdim=False), abs_max(x, axes=-1, keepdim=False)
+
+@func
+def redb16(x: Tensor[(N, E), bf16]) -> tuple[Tensor[(N,), bf16], Tensor[(N, 1), bf16]]:
+    return sum(x, axes=-1, keepdim=False), mean(x * 2.0, axes=-1)
+)";
+
+class RopeHalf : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "rope_half.tf"); }
+  static ir::ModulePtr module_;
+
+  const ir::Function& fn(const std::string& name) {
+    ir::FunctionPtr f = module_->lookup(name);
+    EXPECT_TRUE(f) << name;
+    return *f;
+  }
+  static DType dtype_of(const ir::Function& f, size_t i) {
+    return std::static_pointer_cast<const ir::TensorType>(f.params()[i]->type())->dtype();
+  }
+  // Positions uniform in [0, P).
+  static NDArray positions(DType d, int64_t b, int64_t s, int64_t p, std::mt19937& rng) {
+    NDArray a = NDArray::empty(d, {b, s});
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      int64_t v = static_cast<int64_t>(rng() % static_cast<uint32_t>(p));
+      if (d == DType::kI32) static_cast<int32_t*>(a.data())[i] = static_cast<int32_t>(v);
+      else static_cast<int64_t*>(a.data())[i] = v;
+    }
+    return a;
+  }
+  std::vector<NDArray> rope_inputs(const ir::Function& f, int64_t b, int64_t s, int64_t h, int64_t g, int64_t d,
+                                   int64_t p, std::mt19937& rng) {
+    const DType t = dtype_of(f, 0);
+    return {random_array(t, {b, s, h, d}, rng), random_array(t, {b, s, g, d}, rng), random_array(t, {p, d}, rng),
+            random_array(t, {p, d}, rng), positions(dtype_of(f, 4), b, s, p, rng)};
+  }
+  void check_rope(const std::string& name, bool distinct_heads = false) {
+    const ir::Function& f = fn(name);
+    auto k = compiler::compile(f);
+    const int64_t before = compiler::compiler_invocations();
+    std::mt19937 rng(17);
+    expect_agree(*k, *module_, f, rope_inputs(f, 1, 1, 1, 1, 2, 1, rng), name + " tiny");
+    expect_agree(*k, *module_, f, rope_inputs(f, 2, 3, 4, distinct_heads ? 2 : 4, 8, 5, rng), name + " small");
+    expect_agree(*k, *module_, f, rope_inputs(f, 2, 64, 8, distinct_heads ? 3 : 8, 128, 100, rng), name + " large");
+    EXPECT_EQ(compiler::compiler_invocations(), before) << name << " recompiled for new extents";
+  }
+  void check(const std::string& name, const std::vector<std::vector<int64_t>>& shapes) {
+    const ir::Function& f = fn(name);
+    auto k = compiler::compile(f);
+    std::mt19937 rng(23);
+    std::vector<NDArray> in;
+    for (size_t i = 0; i < shapes.size(); ++i) in.push_back(random_array(dtype_of(f, i), shapes[i], rng));
+    expect_agree(*k, *module_, f, in, name);
+  }
+};
+ir::ModulePtr RopeHalf::module_;
+
+TEST_F(RopeHalf, RopeF32BothOutputsDistinctHeadCounts) { check_rope("rope32", true); }
+TEST_F(RopeHalf, RopeF64SwappedProjectionsI32Positions) { check_rope("rope_swap"); }
+TEST_F(RopeHalf, RopeProjectionFeedsAFusedStage) { check_rope("rope_scaled"); }
+TEST_F(RopeHalf, RopeF16) { check_rope("rope16"); }
+TEST_F(RopeHalf, RopeBF16) { check_rope("ropeb16"); }
+
+TEST_F(RopeHalf, RopeIsOneStageForBothOutputs) {
+  std::string dir = ::testing::TempDir() + "/tf_rope_dump_" + std::to_string(::getpid());
+  setenv("TF_DUMP_DIR", dir.c_str(), 1);
+  auto k = compiler::compile(fn("rope32"));
+  unsetenv("TF_DUMP_DIR");
+  std::ifstream src(dir + "/rope32." + k->key() + ".cc");
+  std::string text((std::istreambuf_iterator<char>(src)), std::istreambuf_iterator<char>());
+  size_t stages = 0;
+  for (size_t at = text.find("// stage:"); at != std::string::npos; at = text.find("// stage:", at + 1)) ++stages;
+  EXPECT_EQ(stages, 1u) << "RoPE should be one loop nest writing both outputs";
+  EXPECT_NE(text.find("stage: rope -> slots 5, 6"), std::string::npos);
+}
+
+TEST_F(RopeHalf, RopeStridedInputs) {
+  const ir::Function& f = fn("rope32");
+  auto k = compiler::compile(f);
+  std::mt19937 rng(29);
+  std::vector<NDArray> in = rope_inputs(f, 2, 3, 2, 2, 6, 4, rng);
+  NDArray wide = random_array(DType::kF32, {2, 3, 2, 12}, rng);
+  in[0] = NDArray::view(wide, {2, 3, 2, 6}, {72, 24, 12, 2});  // every other element of D
+  NDArray ct = random_array(DType::kF32, {6, 4}, rng);
+  in[2] = NDArray::view(ct, {4, 6}, {1, 4});  // a transposed cache
+  expect_agree(*k, *module_, f, in, "strided rope");
+}
+
+TEST_F(RopeHalf, RopePositionOutOfRangeIsARuntimeError) {
+  const ir::Function& f = fn("rope32");
+  auto k = compiler::compile(f);
+  EXPECT_TRUE(k->may_fail());
+  std::mt19937 rng(31);
+  std::vector<NDArray> in = rope_inputs(f, 2, 3, 1, 1, 4, 5, rng);
+  static_cast<int64_t*>(in[4].data())[4] = 5;   // == P
+  static_cast<int64_t*>(in[4].data())[5] = -1;  // later in (b, s) order: not the one reported
+  for (auto run : {std::function<void()>([&] { run_native(*k, f, in); }),
+                   std::function<void()>([&] { eval::evaluate(*module_, f, in); })}) {
+    try {
+      run();
+      ADD_FAILURE() << "no error";
+    } catch (const ir::Error& e) {
+      EXPECT_EQ(e.kind(), ir::ErrorKind::kRuntime) << e.what();
+      EXPECT_NE(std::string(e.what()).find("pos_ids value 5 is out of range for caches of length 5"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST_F(RopeHalf, HalfRmsNorm) {
+  check("rms16", {{3, 5}, {3, 5}, {5}});
+  check("rms16", {{33, 4096}, {33, 4096}, {4096}});
+  check("rmsb16", {{7, 1000}, {1000}});
+}
+TEST_F(RopeHalf, HalfSoftMax) {
+  check("smax16", {{4, 9}});
+  check("smax16", {{20, 2048}});
+  check("smaxb16", {{20, 3000}});
+}
+TEST_F(RopeHalf, HalfLayerNorm) {
+  check("ln16", {{5, 129}, {129}, {129}});
+  check("lnf16", {{9, 1024}, {1024}, {1024}});
+}
+TEST_F(RopeHalf, HalfReductions) {
+  check("red16", {{6, 17}});
+  check("red16", {{6, 700}});
+  check("redb16", {{9, 513}});
+}
+
+}  // namespace
+}  // namespace tf::comptest
