@@ -61,7 +61,7 @@ Block block_of(const ir::TensorType& t, const Grid& g, size_t inst) {
   Block b{std::vector<int64_t>(t.rank(), 0), static_shape(t.shape())};
   const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
   if (!l) return b;
-  auto logical = ops::shard::to_logical(t.shape(), *l);
+  auto logical = ops::shard::to_block_logical(t.shape(), *l);
   if (!logical) unsupported("a composed ShardLayout " + l->to_string());
   auto c = g.coords(inst);
   for (size_t k = 0; k < t.rank(); ++k) {
@@ -184,7 +184,7 @@ ir::TypePtr local_type(const ir::TypePtr& t) {
 bool splits_axis(const ir::TensorType& t, const std::set<int64_t>& axes) {
   const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
   if (!l) return false;
-  auto logical = ops::shard::to_logical(t.shape(), *l);
+  auto logical = ops::shard::to_block_logical(t.shape(), *l);
   if (!logical) return false;
   for (const auto& a : *logical)
     if (a.is_split() && axes.count(a.pos)) return true;

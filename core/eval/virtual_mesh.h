@@ -12,6 +12,10 @@
 // cross-instance meaning is the spec's (collapse to Broadcast / Partial(sum)).
 // Results: Split axes are concatenated, Partial values reduced across
 // instances, Broadcast / plain values taken from instance 0.
+// Every ShardLayout must be a block layout (ops::shard::to_block_logical:
+// canonical, or verbose with an axis's last Split-bound position a multiple of
+// its mesh extent), so each shard is one contiguous block per tensor axis; a
+// per-instance Reshape then keeps the local row-major element order.
 #pragma once
 
 #include <vector>

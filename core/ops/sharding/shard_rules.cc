@@ -395,60 +395,202 @@ ir::TypePtr rule_topk(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r
 }
 
 // ---- Reshape ---------------------------------------------------------------
+//
+// Spec Reshape over a genuine ShardLayout (shard §7.1.1): a view over the
+// input's layout positions, or one Split-divide; everything else fails closed.
+// Worked examples on a 4-wide mesh axis x ("S" marks the Split-bound position,
+// "|" a new-axis boundary):
+//
+//  View (canonical (8, 16) = positions (4S, 2, 16)):
+//    -> (4, 32)        (4S | 2, 16)               Split(pos=0)
+//    -> (1, 8, 16, 1)  (1 | 4S, 2 | 16 | 1)       size-1 axes insert freely
+//    -> (8, 4, 4)      plain 16 would divide       rejected
+//    -> (2, 64)        4S would divide as 2 | 2, 4 does not divide 2: rejected
+//  Split-divide (verbose (8, 16) = positions (8S, 16): instance c owns rows
+//  [2c, 2c + 2)):
+//    -> (4, 2, 16)     8S = 4 | 2: the outer 4 factors into (4S, 4 / 4 = 1),
+//                      the inner 2 is plain: (4S, 1 | 2 | 16), Split(pos=0);
+//                      instance c owns new index c on axis 0, the same rows.
+//    -> (4, 32)        (4S, 1 | 2, 16): the inner residual merges onward.
+//    -> (2, 4, 16)     8S = 2 | 4, 4 does not divide 2 (instance c's 2 rows
+//                      are half of one outer index): rejected.
+//  Verbose (16, 8) = (16S, 8): -> (8, 2, 8) is (4S, 2 | 2 | 8) (instance c
+//  owns outer indices 2c, 2c + 1); -> (4, 2, 2, 8) divides 16S across two
+//  boundaries (deeper than one divide): rejected.
+//  Mesh (x, y) = (2, 2), verbose (8, 8) = (8Sx, 8Sy): -> (4, 2, 8) is
+//  (2Sx, 2 | 2 | 8Sy); -> (4, 16) puts 8Sx and 8Sy in one regroup
+//  ({8Sx, 8Sy} -> {4, 16}): two Split-bound positions interact, rejected.
+//
+// Strides follow the divide (CuTe): a position (E):(s) divided as outer O,
+// inner I = E / O is (O, I):(s*I, s), and O = (m, O/m):(s*I*O/m, s*I).
 
-// The view rule: each non-size-1 new axis is the product of a contiguous run
-// of whole layout positions; size-1 positions and axes hold no sharding and
-// insert / drop freely. Anything else (including the Split-divide case, not
-// yet implemented) fails closed.
+// One piece of an input layout position inside one new axis: the whole
+// position, or a sub-factor of a position that divides across boundaries.
+enum class Part : uint8_t { kWhole, kOuter, kMiddle, kInner };
+struct Piece {
+  size_t src;  // input layout position
+  int64_t extent;
+  Part part;
+};
+using AxisPieces = std::vector<Piece>;  // empty for a size-1 new axis
+
+// The mesh axes whose Split binds layout position p.
+std::vector<size_t> split_bindings(const ShardLayout& l, size_t p) {
+  std::vector<size_t> out;
+  for (size_t m = 0; m < l.attrs().size(); ++m)
+    if (l.attrs()[m].is_split() && l.attrs()[m].pos == static_cast<int64_t>(p)) out.push_back(m);
+  return out;
+}
+
+// Factors each new axis into pieces of the input positions, in order
+// (unsharded size-1 positions drop). nullopt when the new shape does not
+// factor: a boundary falls at no integral point of a position, or a
+// symbolic extent is not one whole equal position.
+std::optional<std::vector<AxisPieces>> factor_axes(const ShardLayout& l, const ir::Shape& new_shape) {
+  std::vector<size_t> kept;
+  for (size_t p = 0; p < l.shape().size(); ++p) {
+    const ir::ShapeDim& d = l.shape()[p];
+    if (!(d.is_static() && d.value() == 1 && split_bindings(l, p).empty())) kept.push_back(p);
+  }
+  std::vector<AxisPieces> axes;
+  size_t k = 0;      // next kept position
+  int64_t rest = 0;  // extent left of kept[k] after a divide; 0: none consumed
+  for (const auto& d : new_shape) {
+    AxisPieces run;
+    if (!d.is_static()) {
+      if (rest || k >= kept.size() || !l.shape()[kept[k]].structural_equal(d)) return std::nullopt;
+      run.push_back({kept[k++], 0, Part::kWhole});
+    }
+    for (int64_t need = d.is_static() ? d.value() : 1; need > 1;) {
+      if (k >= kept.size() || !l.shape()[kept[k]].is_static()) return std::nullopt;
+      int64_t avail = rest ? rest : l.shape()[kept[k]].value();
+      if (need % avail == 0) {  // the (rest of the) position ends inside this axis
+        run.push_back({kept[k++], avail, rest ? Part::kInner : Part::kWhole});
+        need /= avail;
+        rest = 0;
+      } else if (avail % need == 0) {  // a new-axis boundary falls inside the position
+        run.push_back({kept[k], need, rest ? Part::kMiddle : Part::kOuter});
+        rest = avail / need;
+        need = 1;
+      } else {
+        return std::nullopt;
+      }
+    }
+    axes.push_back(std::move(run));
+  }
+  if (rest || k != kept.size()) return std::nullopt;
+  return axes;
+}
+
+// Regroups: maximal runs of new axes [first, last] chained by a position
+// that divides across their boundaries. Only a regroup with a divide matters.
+struct Regroup {
+  size_t first, last;
+  std::vector<const Piece*> pieces;
+};
+std::vector<Regroup> divide_regroups(const std::vector<AxisPieces>& axes) {
+  std::vector<Regroup> out;
+  bool open = false;  // the previous non-size-1 axis ended inside a position
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].empty()) continue;
+    if (!open) out.push_back({a, a, {}});
+    out.back().last = a;
+    for (const Piece& p : axes[a]) out.back().pieces.push_back(&p);
+    Part tail = axes[a].back().part;
+    open = tail == Part::kOuter || tail == Part::kMiddle;
+  }
+  std::vector<Regroup> divided;
+  for (auto& g : out)
+    for (const Piece* p : g.pieces)
+      if (p->part != Part::kWhole) {
+        divided.push_back(std::move(g));
+        break;
+      }
+  return divided;
+}
+
+// The rule's restrictions on one regroup with a divide; "" when it is the
+// accepted Split-divide.
+std::string divide_violation(const ShardLayout& l, const Regroup& g) {
+  std::set<size_t> split_srcs;
+  size_t split_bindings_seen = 0;
+  for (const Piece* p : g.pieces)
+    if (split_srcs.insert(p->src).second) split_bindings_seen += split_bindings(l, p->src).size();
+  for (const Piece* p : g.pieces) {
+    if (p->part == Part::kWhole) continue;
+    std::string what = "layout position " + std::to_string(p->src) + " (extent " + l.shape()[p->src].to_string() + ")";
+    if (split_bindings(l, p->src).empty())
+      return what + " is not Split-bound but divides across a new-axis boundary; only a Split-bound position may divide";
+    if (p->part == Part::kMiddle)
+      return "Split-bound " + what + " divides across more than one new-axis boundary: a device-owned block "
+             "spanning a boundary deeper than one divide (arbitrary rank-N regroup) is not yet supported";
+  }
+  if (split_bindings_seen > 1)
+    return "two or more Split-bound positions interact across the same regroup (new axes " + std::to_string(g.first) +
+           ".." + std::to_string(g.last) + "); arbitrary rank-N regroup is not yet supported";
+  for (const Piece* p : g.pieces) {
+    if (p->part != Part::kOuter) continue;
+    size_t m = split_bindings(l, p->src)[0];
+    int64_t mesh_ext = l.mesh()->shape[m];
+    if (p->extent % mesh_ext != 0)
+      return "Split-bound layout position " + std::to_string(p->src) + " divides across a new-axis boundary with "
+             "outer sub-factor " + std::to_string(p->extent) + ", which its bound mesh extent " +
+             std::to_string(mesh_ext) + " (" + shard::mesh_axis_name(l, m) +
+             ") does not evenly divide: the device-owned block would span the boundary";
+  }
+  return "";
+}
+
+// The result layout: positions per piece (a Split-divide's outer piece as
+// (mesh_ext Split-bound, sub-factor / mesh_ext plain)), size-1 axes as (1):(0),
+// Split references remapped.
+ir::ShardLayoutPtr reshaped_layout(const ShardLayout& l, const std::vector<AxisPieces>& axes) {
+  ir::Shape positions;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> new_pos(l.shape().size(), -1);
+  auto stride_of = [&](size_t src) { return l.strides() ? (*l.strides())[src] : 0; };
+  auto push = [&](ir::ShapeDim d, int64_t s) {
+    positions.push_back(std::move(d));
+    strides.push_back(s);
+  };
+  for (const AxisPieces& run : axes) {
+    if (run.empty()) push(ir::ShapeDim(1), 0);
+    for (const Piece& p : run) {
+      if (p.part == Part::kWhole) {
+        new_pos[p.src] = static_cast<int64_t>(positions.size());
+        push(l.shape()[p.src], stride_of(p.src));
+        continue;
+      }
+      int64_t inner = l.shape()[p.src].value() / p.extent;  // kOuter: I; kInner: p.extent is I itself
+      if (p.part == Part::kInner) {
+        push(ir::ShapeDim(p.extent), stride_of(p.src));
+        continue;
+      }
+      int64_t mesh_ext = l.mesh()->shape[split_bindings(l, p.src)[0]];
+      new_pos[p.src] = static_cast<int64_t>(positions.size());
+      push(ir::ShapeDim(mesh_ext), stride_of(p.src) * inner * (p.extent / mesh_ext));
+      push(ir::ShapeDim(p.extent / mesh_ext), stride_of(p.src) * inner);
+    }
+  }
+  std::vector<ShardAttr> attrs = l.attrs();
+  for (auto& a : attrs)
+    if (a.is_split()) a.pos = new_pos[a.pos];
+  return ShardLayout::make(l.mesh(), std::move(attrs), std::move(positions),
+                           l.strides() ? std::optional(std::move(strides)) : std::nullopt);
+}
+
 ir::TypePtr rule_reshape(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
   const ir::TensorType& rt = result_tensor(ctx, r);
   const ShardLayout& l = *shard_of(ctx, 0);
   if (shard::all_broadcast(l)) return shard::with_layout(rt, nullptr);
   const std::string why = "a reshape expressible as a view over its layout positions " + l.Layout::to_string();
-  std::set<int64_t> split_pos;
-  for (const auto& a : l.attrs())
-    if (a.is_split()) split_pos.insert(a.pos);
-  std::vector<int64_t> new_pos(l.shape().size(), -1);
-  ir::Shape positions;
-  std::vector<int64_t> strides;
-  const auto& in = l.shape();
-  size_t p = 0;
-  auto skip_ones = [&] {
-    while (p < in.size() && in[p].is_static() && in[p].value() == 1 && !split_pos.count(static_cast<int64_t>(p))) ++p;
-  };
-  for (const auto& d : rt.shape()) {
-    if (d.is_static() && d.value() == 1) {
-      positions.push_back(ir::ShapeDim(1));
-      strides.push_back(0);
-      continue;
-    }
-    skip_ones();
-    if (!d.is_static()) {
-      if (p >= in.size() || !in[p].structural_equal(d)) reject_layout(ctx, 0, l, why);
-      new_pos[p] = static_cast<int64_t>(positions.size());
-      positions.push_back(in[p]);
-      strides.push_back(l.strides() ? (*l.strides())[p] : 0);
-      ++p;
-      continue;
-    }
-    int64_t product = 1;
-    while (product < d.value()) {
-      if (p >= in.size() || !in[p].is_static()) reject_layout(ctx, 0, l, why);
-      product *= in[p].value();
-      new_pos[p] = static_cast<int64_t>(positions.size());
-      positions.push_back(in[p]);
-      strides.push_back(l.strides() ? (*l.strides())[p] : 0);
-      ++p;
-    }
-    if (product != d.value()) reject_layout(ctx, 0, l, why);
+  auto axes = factor_axes(l, rt.shape());
+  if (!axes) reject_layout(ctx, 0, l, why);
+  for (const Regroup& g : divide_regroups(*axes)) {
+    std::string v = divide_violation(l, g);
+    if (!v.empty()) reject_layout(ctx, 0, l, why + " or one Split-divide: " + v);
   }
-  skip_ones();
-  if (p != in.size()) reject_layout(ctx, 0, l, why);
-  std::vector<ShardAttr> attrs = l.attrs();
-  for (auto& a : attrs)
-    if (a.is_split()) a.pos = new_pos[a.pos];
-  return shard::with_layout(rt, ShardLayout::make(l.mesh(), attrs, positions,
-                                                  l.strides() ? std::optional(strides) : std::nullopt));
+  return shard::with_layout(rt, reshaped_layout(l, *axes));
 }
 
 // ---- writes: InsertSlice / CacheUpdate --------------------------------------

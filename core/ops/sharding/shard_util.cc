@@ -33,11 +33,16 @@ std::optional<std::vector<std::pair<size_t, size_t>>> axis_runs(const ir::Shape&
   return runs;
 }
 
-std::optional<std::vector<ir::ShardAttr>> to_logical(const ir::Shape& shape, const ir::ShardLayout& l) {
+namespace {
+
+// to_logical / to_block_logical. With `block`, the last Split-bound position
+// of a run may have an extent that is a multiple of its mesh extent.
+std::optional<std::vector<ir::ShardAttr>> logical_form(const ir::Shape& shape, const ir::ShardLayout& l, bool block) {
   auto runs = axis_runs(shape, l.shape());
   if (!runs) return std::nullopt;
   std::vector<ir::ShardAttr> out = l.attrs();
   std::vector<size_t> next_split(runs->size());  // next expected split position offset per axis
+  std::vector<bool> closed(runs->size());        // a run whose last Split owns a multi-extent block
   for (size_t m = 0; m < out.size(); ++m) {
     if (!out[m].is_split()) continue;
     size_t pos = static_cast<size_t>(out[m].pos);
@@ -45,12 +50,27 @@ std::optional<std::vector<ir::ShardAttr>> to_logical(const ir::Shape& shape, con
       auto [b, e] = (*runs)[k];
       if (pos < b || pos >= e) continue;
       const ir::ShapeDim& ext = l.shape()[pos];
-      if (pos != b + next_split[k] || !ext.is_static() || ext.value() != l.mesh()->shape[m]) return std::nullopt;
+      int64_t mesh_ext = l.mesh()->shape[m];
+      if (pos != b + next_split[k] || !ext.is_static() || closed[k]) return std::nullopt;
+      if (ext.value() != mesh_ext) {
+        if (!block || ext.value() % mesh_ext != 0) return std::nullopt;
+        closed[k] = true;
+      }
       ++next_split[k];
       out[m].pos = static_cast<int64_t>(k);
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<ir::ShardAttr>> to_logical(const ir::Shape& shape, const ir::ShardLayout& l) {
+  return logical_form(shape, l, false);
+}
+
+std::optional<std::vector<ir::ShardAttr>> to_block_logical(const ir::Shape& shape, const ir::ShardLayout& l) {
+  return logical_form(shape, l, true);
 }
 
 std::optional<std::vector<int64_t>> c_order(const ir::Shape& positions) {
@@ -99,8 +119,8 @@ ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<i
 }
 
 ir::Shape local_shape(const ir::Shape& shape, const ir::ShardLayout& l) {
-  auto logical = to_logical(shape, l);
-  TF_CHECK(logical.has_value(), "local_shape of a non-canonical ShardLayout");
+  auto logical = to_block_logical(shape, l);
+  TF_CHECK(logical.has_value(), "local_shape of a ShardLayout whose shards are not blocks");
   ir::Shape out = shape;
   for (size_t m = 0; m < logical->size(); ++m) {
     const ir::ShardAttr& a = (*logical)[m];

@@ -28,6 +28,14 @@ std::optional<std::vector<std::pair<size_t, size_t>>> axis_runs(const ir::Shape&
 // The logical form (see above); nullopt for a non-canonical ("composed") layout.
 std::optional<std::vector<ir::ShardAttr>> to_logical(const ir::Shape& shape, const ir::ShardLayout& l);
 
+// The same, relaxed to a *block* layout: the last Split-bound position of a
+// tensor axis's run may have an extent that is a multiple of its mesh extent
+// (a verbose layout, e.g. shape (8, 16) as positions (8, 16) with Split(pos=0)
+// on a 4-wide axis: instance c owns rows [2c, 2c + 2)). Every instance's
+// shard is then still one contiguous block per tensor axis, of extent
+// (axis extent / product of its mesh extents). Canonical layouts are blocks.
+std::optional<std::vector<ir::ShardAttr>> to_block_logical(const ir::Shape& shape, const ir::ShardLayout& l);
+
 // The canonical ShardLayout over `shape` for logical attrs (Split(pos=k) names
 // tensor axis k): a split axis of extent E over mesh extents m1.. becomes
 // positions (m1, .., E / prod(m)); strides are shared-engine C-order over the
@@ -39,7 +47,7 @@ ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<i
 std::optional<std::vector<int64_t>> c_order(const ir::Shape& positions);
 
 // The per-instance shape: each Split tensor axis divided by its mesh extents
-// (a symbolic extent passes through). Requires a canonical layout.
+// (a symbolic extent passes through). Requires a block layout (above).
 ir::Shape local_shape(const ir::Shape& shape, const ir::ShardLayout& l);
 
 // t with its layout replaced.
