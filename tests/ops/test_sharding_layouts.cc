@@ -290,6 +290,19 @@ TEST(HirConformance, Local_ContractsEachSplitAxisByMeshExtent) {
   EXPECT_FALSE(t->layout()->is_shard());  // the shard wrapper is stripped
 }
 
+TEST(HirConformance, Local_VerboseSplitPositionKeepsItsBlockPerInstance) {
+  // (8, 16) as positions (8S, 16) on a 4-wide axis: each instance owns 2 rows.
+  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {8, 16}, std::vector<int64_t>{16, 1});
+  auto c = call<ops::Local>({var("x", ir::TensorType::make({8, 16}, ir::DType::kF32, l))});
+  const ir::TensorType* t = ir::as_tensor(c->type());
+  EXPECT_TRUE(ir::shape_equal(t->shape(), ir::Shape{2, 16})) << t->to_string();
+  EXPECT_EQ(t->layout()->strides(), (std::vector<int64_t>{16, 1}));
+  // A Split-bound position that is not a multiple of its mesh extent has no block form.
+  auto bad = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {6, 16}, std::vector<int64_t>{16, 1});
+  expect_rejected([&] { call<ops::Local>({var("y", ir::TensorType::make({6, 16}, ir::DType::kF32, bad))}); },
+                  {"'local' operand #0 (x)", "multiple of its mesh extent 4"});
+}
+
 TEST(HirConformance, Local_RequiresShardLayout) {
   expect_rejected([] { call<ops::Local>({var("p", plain({8}))}); }, {"'local' operand #0 (x)", "ShardLayout"});
 }

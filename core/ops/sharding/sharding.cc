@@ -71,9 +71,20 @@ ir::TypePtr infer_local(const ir::Op&, TypeCtx& ctx) {
   if (!l) ctx.operand_error(0, "a tensor with a ShardLayout");
   auto runs = shard::axis_runs(x.shape(), l->shape());
   if (!runs) ctx.operand_error(0, "a ShardLayout whose positions factor its shape");
-  std::set<int64_t> split = split_positions(*l);
+  // A Split-bound position holds its mesh extent's worth of blocks: locally
+  // it is position / mesh extent (1 in canonical form, more in a verbose
+  // layout such as (8S, 16) on a 4-wide axis).
   ir::Shape local_pos = l->shape(), shape;
-  for (int64_t p : split) local_pos[p] = ir::ShapeDim(1);
+  for (size_t m = 0; m < l->attrs().size(); ++m) {
+    const ir::ShardAttr& a = l->attrs()[m];
+    if (!a.is_split()) continue;
+    int64_t mesh_ext = l->mesh()->shape[m];
+    const ir::ShapeDim& d = local_pos[a.pos];
+    if (!d.is_static() || d.value() % mesh_ext != 0)
+      ctx.operand_error(0, "a ShardLayout whose Split-bound position " + std::to_string(a.pos) + " (" +
+                               d.to_string() + ") is a multiple of its mesh extent " + std::to_string(mesh_ext));
+    local_pos[a.pos] = ir::ShapeDim(d.value() / mesh_ext);
+  }
   for (auto [b, e] : *runs) {
     bool all_static = true;
     int64_t n = 1;
@@ -84,7 +95,14 @@ ir::TypePtr infer_local(const ir::Op&, TypeCtx& ctx) {
     shape.push_back(all_static ? ir::ShapeDim(n) : x.shape()[shape.size()]);  // symbolic sizes pass through
   }
   std::optional<std::vector<int64_t>> strides;
-  if (shard::c_order(l->shape())) strides = per_instance_strides(*l);
+  if (shard::c_order(l->shape())) {
+    // Per-instance form over the local positions: C-order, size-1 -> 0.
+    std::vector<int64_t> ext;
+    for (const auto& d : local_pos) ext.push_back(d.value());
+    strides = ir::c_order_strides(ext);
+    for (size_t p = 0; p < ext.size(); ++p)
+      if (ext[p] == 1) (*strides)[p] = 0;
+  }
   auto layout = std::make_shared<const ir::Layout>(local_pos, strides);
   return ir::TensorType::make(shape, x.dtype(), layout, x.storage());
 }
