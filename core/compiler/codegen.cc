@@ -109,7 +109,7 @@ class Generator {
     }
     for (const ExprPtr& o : outputs_) plan(o);
     for (auto& [s, e] : copies) emit_elementwise(s, e, "copy");
-    return Program{slots_, assemble(), may_fail_};
+    return Program{slots_, assemble(), may_fail_, scalars_};
   }
 
  private:
@@ -183,7 +183,8 @@ class Generator {
                              dynamic_cast<const ops::Cast*>(op) || dynamic_cast<const ops::Silu*>(op) ||
                              dynamic_cast<const ops::Gelu*>(op) || dynamic_cast<const ops::Zeros*>(op);
     const bool row = dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
-                     dynamic_cast<const ops::LayerNorm*>(op) || dynamic_cast<const ops::Reduce*>(op);
+                     dynamic_cast<const ops::LayerNorm*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
+                     is_layout(*op);
     if (half && !elementwise && !row) unsupported("f16/bf16 " + std::string(op->name()));
     if (auto* b = dynamic_cast<const ops::Binary*>(op)) {
       if (b->kind == BinaryKind::kDiv && !ir::is_float(tensor_type(*c.args()[0]).dtype())) {
@@ -211,6 +212,11 @@ class Generator {
     }
     if (dynamic_cast<const ops::Zeros*>(op)) return;
     if (auto* r = dynamic_cast<const ops::Reduce*>(op)) return check_reduce(c, *r);
+    if (is_layout(*op)) {
+      if (c.args()[0]->kind() == ir::ExprKind::kConstant) unsupported(std::string(op->name()) + " of a constant");
+      force_.insert(c.args()[0].get());
+      return;
+    }
     if (auto* s = dynamic_cast<const ops::SoftMax*>(op)) {
       int64_t r = static_cast<int64_t>(tensor_type(c).rank());
       if (r == 0 || (s->axis != -1 && s->axis != r - 1)) unsupported("SoftMax over a non-last axis");
@@ -231,13 +237,16 @@ class Generator {
     may_fail_ = true;  // a position out of the caches' range
   }
 
-  // Reduce is compiled over one axis, the last: one task per row of its
-  // (materialized) operand.
+  // Reshape / Transpose / Slice: a strided copy of a materialized operand.
+  static bool is_layout(const ir::Op& op) {
+    return dynamic_cast<const ops::Reshape*>(&op) || dynamic_cast<const ops::Transpose*>(&op) ||
+           dynamic_cast<const ops::Slice*>(&op);
+  }
+
+  // Reduce over any axes: one task per kept element of its (materialized)
+  // operand, which loops over the reduced axes (the last one innermost).
   void check_reduce(const ir::Call& c, const ops::Reduce& r) {
     const ir::TensorType& x = tensor_type(*c.args()[0]);
-    const int64_t rank = static_cast<int64_t>(x.rank());
-    if (rank == 0 || r.axes.size() != 1 || (r.axes[0] != -1 && r.axes[0] != rank - 1))
-      unsupported("Reduce over axes other than the last one");
     if (x.dtype() == DType::kBool) unsupported("Reduce of bool");
     if (r.kind == ops::ReduceKind::kMean && !ir::is_float(x.dtype())) unsupported("integer mean");
     if (r.kind == ops::ReduceKind::kMean) may_fail_ = true;  // mean over an empty axis
@@ -249,7 +258,7 @@ class Generator {
     const ir::Op* op = c.op().get();
     return dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
            dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
-           dynamic_cast<const ops::LayerNorm*>(op);
+           dynamic_cast<const ops::LayerNorm*>(op) || is_layout(*op);
   }
 
   bool materialized(const ir::Call& c) const {
@@ -279,7 +288,8 @@ class Generator {
     else if (auto* n = dynamic_cast<const ops::RMSNorm*>(op)) emit_row(s, *c, "rmsnorm", n->eps);
     else if (dynamic_cast<const ops::SoftMax*>(op)) emit_row(s, *c, "softmax", 0);
     else if (auto* n = dynamic_cast<const ops::LayerNorm*>(op)) emit_row(s, *c, "layernorm", n->eps);
-    else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, r->kind);
+    else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, *r);
+    else if (is_layout(*op)) emit_layout(s, *c);
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
   }
 
@@ -617,56 +627,150 @@ class Generator {
     o << "  }\n  }\n";
   }
 
-  // One row of the operand per output element. Numerics as core/eval's
-  // reduce_group: float sums accumulate in double (reassociated), a mean
-  // rounds the sum to T before dividing; max / abs_max propagate NaN; integer
-  // sums wrap.
-  void emit_reduce(size_t s, const ir::Call& c, ops::ReduceKind kind) {
+  // One task per kept element of the operand; the reduced axes are walked
+  // with the last one innermost. Numerics as core/eval's reduce_group: float
+  // sums accumulate in double (reassociated), a mean rounds the sum to T
+  // before dividing by the reduced count; max / abs_max propagate NaN;
+  // integer sums wrap. The output is contiguous in kept-axis order, which is
+  // its layout with or without keepdim.
+  void emit_reduce(size_t s, const ir::Call& c, const ops::Reduce& op) {
+    const ops::ReduceKind kind = op.kind;
     const size_t a = slot_of_.at(c.args()[0].get());
     const size_t r = slots_[a].type->rank();
     const DType d = slots_[a].type->dtype();
     const std::string T = ctype(d), C = ctc(d), A = S(a);
     const bool fl = ir::is_float(d);
+    std::vector<bool> red(r, false);
+    for (int64_t ax : op.axes) red.at(static_cast<size_t>(ax < 0 ? ax + static_cast<int64_t>(r) : ax)) = true;
+    std::vector<size_t> kept, reduced;
+    for (size_t i = 0; i < r; ++i) (red[i] ? reduced : kept).push_back(i);
     // f16 / bf16 sums accumulate in float, others in double (core/eval).
     const std::string Acc = is_half(d) ? "float" : "double";
+    auto sh = [&](size_t i) { return "sh" + A + "[" + S(i) + "]"; };
+    auto st = [&](size_t i) { return "st" + A + "[" + S(i) + "]"; };
+    // off += the offset of flat index `var` over `axes` (row-major).
+    auto offsets = [&](const std::vector<size_t>& axes, size_t n, const std::string& var, const std::string& off) {
+      stages_ << "    { int64_t rem = " << var << ";";
+      for (size_t k = n; k-- > 0;)
+        stages_ << " " << off << " += (rem % " << sh(axes[k]) << ") * " << st(axes[k]) << "; rem /= " << sh(axes[k]) << ";";
+      stages_ << " (void)rem; }\n";
+    };
     std::ostringstream& o = stages_;
     o << "  { // stage: reduce -> slot " << s << "\n";
-    o << "  int64_t outer = 1;\n";
-    for (size_t i = 0; i + 1 < r; ++i) o << "  outer *= sh" << A << "[" << i << "];\n";
-    o << "  const int64_t inner = sh" << A << "[" << r - 1 << "], is = st" << A << "[" << r - 1 << "];\n";
-    if (kind == ops::ReduceKind::kMean) o << "  if (outer > 0 && inner == 0) tf_fail(err, 2);\n";
-    o << "  #pragma omp parallel for schedule(static) if (outer * inner >= 32768)\n";
+    o << "  int64_t outer = 1, rout = 1;\n";
+    for (size_t k : kept) o << "  outer *= " << sh(k) << ";\n";
+    for (size_t i = 0; i + 1 < reduced.size(); ++i) o << "  rout *= " << sh(reduced[i]) << ";\n";
+    o << "  const int64_t inner = " << (reduced.empty() ? "1" : sh(reduced.back())) << ", is = "
+      << (reduced.empty() ? "0" : st(reduced.back())) << ";\n";
+    if (kind == ops::ReduceKind::kMean) o << "  if (outer > 0 && inner * rout == 0) tf_fail(err, 2);\n";
+    o << "  #pragma omp parallel for schedule(static) if (outer * inner * rout >= 32768)\n";
     o << "  for (int64_t row = 0; row < outer; ++row) {\n";
-    o << "    int64_t off = 0, rem = row;\n";
-    o << "    for (int i = " << static_cast<int>(r) - 2 << "; i >= 0; --i) { off += (rem % sh" << A
-      << "[i]) * st" << A << "[i]; rem /= sh" << A << "[i]; }\n";
-    o << "    const " << T << "* x = static_cast<const " << T << "*>(B[" << A << "]) + off;\n";
+    o << "    int64_t off = 0;\n";
+    offsets(kept, kept.size(), "row", "off");
+    o << "    const " << T << "* x0 = static_cast<const " << T << "*>(B[" << A << "]) + off;\n";
     o << "    " << T << "& y = static_cast<" << T << "*>(B[" << s << "])[row];\n";
+    // The inner loop over the last reduced axis, at x = x0 + the offset of q.
+    auto walk = [&](const std::string& init, const std::string& body, const std::string& pragma) {
+      o << init;
+      o << "    for (int64_t q = 0; q < rout; ++q) {\n";
+      o << "    int64_t roff = 0;\n";
+      if (!reduced.empty()) offsets(reduced, reduced.size() - 1, "q", "roff");
+      o << "    const " << T << "* x = x0 + roff;\n";
+      if (!pragma.empty()) o << "    #pragma omp simd " << pragma << "\n";
+      o << "    for (int64_t j = 0; j < inner; ++j) " << body << "\n";
+      o << "    }\n";
+    };
     switch (kind) {
       case ops::ReduceKind::kSum:
       case ops::ReduceKind::kMean:
         if (fl) {
-          o << "    " << Acc << " acc = 0;\n    #pragma omp simd reduction(+:acc)\n";
-          o << "    for (int64_t j = 0; j < inner; ++j) acc += static_cast<" << Acc << ">(tf_widen(x[j * is]));\n";
+          walk("    " + Acc + " acc = 0;\n", "acc += static_cast<" + Acc + ">(tf_widen(x[j * is]));", "reduction(+:acc)");
           o << "    const " << C << " sum = " << rnd(d, "static_cast<" + C + ">(acc)") << ";\n";
-          o << "    y = tf_narrow<" << T << ">(" << (kind == ops::ReduceKind::kSum ? "sum" : "inner ? static_cast<" + C + ">(sum / static_cast<" + C + ">(inner)) : sum") << ");\n";
+          o << "    const int64_t cnt = inner * rout; (void)cnt;\n";
+          o << "    y = tf_narrow<" << T << ">("
+            << (kind == ops::ReduceKind::kSum ? "sum" : "cnt ? static_cast<" + C + ">(sum / static_cast<" + C + ">(cnt)) : sum")
+            << ");\n";
         } else {
-          o << "    uint64_t acc = 0;\n";
-          o << "    for (int64_t j = 0; j < inner; ++j) acc += static_cast<uint64_t>(x[j * is]);\n";
+          walk("    uint64_t acc = 0;\n", "acc += static_cast<uint64_t>(x[j * is]);", "");
           o << "    y = static_cast<" << T << ">(acc);\n";
         }
         break;
       case ops::ReduceKind::kMax:
       case ops::ReduceKind::kAbsMax: {
         const bool ab = kind == ops::ReduceKind::kAbsMax;
-        o << "    " << C << " m = " << (ab ? C + "(0)" : fl ? "-std::numeric_limits<" + C + ">::infinity()"
-                                                        : "std::numeric_limits<" + C + ">::lowest()") << ";\n";
-        o << "    for (int64_t j = 0; j < inner; ++j) { const " << C << " v = " << (ab ? "tf_abs<" + C + ">(tf_widen(x[j * is]))" : "tf_widen(x[j * is])")
-          << "; m = tf_max<" << C << ">(m, v); }\n";
+        const std::string init = ab ? C + "(0)" : fl ? "-std::numeric_limits<" + C + ">::infinity()"
+                                                     : "std::numeric_limits<" + C + ">::lowest()";
+        walk("    " + C + " m = " + init + ";\n",
+             "{ const " + C + " v = " + (ab ? "tf_abs<" + C + ">(tf_widen(x[j * is]))" : "tf_widen(x[j * is])") +
+                 "; m = tf_max<" + C + ">(m, v); }",
+             "");
         o << "    y = tf_narrow<" << T << ">(m);\n";
         break;
       }
     }
+    o << "  }\n  }\n";
+  }
+
+  // Reshape / Transpose / Slice: the contiguous result gathers from its
+  // operand. Transpose and Slice are strided views (one run-time stride per
+  // result axis, Slice's begins resolved by the host: scalars.h); Reshape
+  // keeps row-major order, so a contiguous operand is a flat copy and any
+  // other is walked index by index.
+  void emit_layout(size_t s, const ir::Call& c) {
+    const ir::Op* op = c.op().get();
+    const size_t a = slot_of_.at(c.args()[0].get());
+    const size_t r = slots_[s].type->rank(), ra = slots_[a].type->rank();
+    const std::string T = ctype(slots_[s].type->dtype()), A = S(a);
+    std::ostringstream& o = stages_;
+    o << "  { // stage: " << op->name() << " -> slot " << s << "\n";
+    o << "  int64_t n = 1;\n";
+    for (size_t i = 0; i < r; ++i) o << "  n *= sh" << s << "[" << i << "];\n";
+    o << "  const " << T << "* x = static_cast<const " << T << "*>(B[" << A << "]);\n";
+    o << "  " << T << "* y = static_cast<" << T << "*>(B[" << s << "]);\n";
+    if (dynamic_cast<const ops::Reshape*>(op)) {
+      o << "  bool contig = true;\n";
+      o << "  { int64_t e = 1; for (int i = " << static_cast<int>(ra) - 1 << "; i >= 0; --i) { if (sh" << A
+        << "[i] != 1 && st" << A << "[i] != e) contig = false; e *= sh" << A << "[i]; } }\n";
+      o << "  #pragma omp parallel for simd schedule(static) if (n >= 65536)\n";
+      o << "  for (int64_t f = 0; f < n; ++f) {\n";
+      o << "    int64_t off = f;\n";
+      o << "    if (!contig) { int64_t rem = f; off = 0; for (int i = " << static_cast<int>(ra) - 1
+        << "; i >= 0; --i) { off += (rem % sh" << A << "[i]) * st" << A << "[i]; rem /= sh" << A << "[i]; } }\n";
+      o << "    y[f] = x[off];\n  }\n  }\n";
+      return;
+    }
+    o << "  int64_t xs[" << (r ? r : 1) << "] = {0}, base = 0; (void)base;\n";
+    if (auto* t = dynamic_cast<const ops::Transpose*>(op)) {
+      for (size_t i = 0; i < r; ++i) {
+        int64_t p = t->axes.at(i);
+        o << "  xs[" << i << "] = st" << A << "[" << (p < 0 ? p + static_cast<int64_t>(ra) : p) << "];\n";
+      }
+    } else {
+      auto& sl = static_cast<const ops::Slice&>(*op);
+      const ir::TensorType& xt = *slots_[a].type;
+      for (size_t i = 0; i < r; ++i) {
+        if (sl.strides.at(i) <= 0) unsupported("Slice with a non-positive stride");
+        scalars_.push_back(RuntimeScalar{RuntimeScalar::kSliceBegin, sl.begin.at(i), sl.end.at(i), sl.strides[i],
+                                         xt.shape()[i], slots_[s].type->shape()[i], i, ""});
+        o << "  xs[" << i << "] = st" << A << "[" << i << "] * INT64_C(" << sl.strides[i] << ");\n";
+        o << "  base += RS[" << scalars_.size() - 1 << "] * st" << A << "[" << i << "];\n";
+      }
+    }
+    if (r == 0) {
+      o << "  y[0] = x[base];\n  }\n";
+      return;
+    }
+    o << "  const int64_t inner = sh" << s << "[" << r - 1 << "], outer = inner ? n / inner : 0;\n";
+    o << "  #pragma omp parallel for schedule(static) if (n >= 65536)\n";
+    o << "  for (int64_t row = 0; row < outer; ++row) {\n";
+    o << "    int64_t off = base, rem = row;\n";
+    o << "    for (int i = " << static_cast<int>(r) - 2 << "; i >= 0; --i) { off += (rem % sh" << s
+      << "[i]) * xs[i]; rem /= sh" << s << "[i]; }\n";
+    o << "    const " << T << "* __restrict xr = x + off;\n";
+    o << "    " << T << "* __restrict yr = y + row * inner;\n";
+    o << "    const int64_t is = xs[" << r - 1 << "];\n";
+    o << "    if (is == 1) {\n      #pragma omp simd\n      for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j];\n";
+    o << "    } else {\n      for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j * is];\n    }\n";
     o << "  }\n  }\n";
   }
 
@@ -721,6 +825,7 @@ class Generator {
         o << "  B[" << k << "] = P[" << k << "];\n";
       }
     }
+    o << "  const int64_t* RS = SH + " << off << "; (void)RS;\n";
     o << stages_.str();
     for (size_t k = 0; k < slots_.size(); ++k)
       if (slots_[k].kind == Slot::kTemp) o << "  std::free(B[" << k << "]);\n";
@@ -740,6 +845,7 @@ class Generator {
   std::unordered_set<const Expr*> planned_;
   std::ostringstream stages_;
   bool may_fail_ = false;
+  std::vector<RuntimeScalar> scalars_;
 };
 
 }  // namespace

@@ -16,12 +16,14 @@
 // are null: the kernel allocates them); SH / ST hold every slot's shape and
 // strides (in elements), concatenated in slot order. Extents are run-time
 // values, so one compiled kernel serves every DimVar binding. Outputs and
-// temporaries are C-contiguous; inputs may have any strides.
+// temporaries are C-contiguous; inputs may have any strides. SH continues
+// with Program::scalars, resolved by the host (RS in the entry).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "core/compiler/scalars.h"
 #include "core/ir/expr.h"
 
 namespace tf::compiler {
@@ -37,6 +39,9 @@ struct Program {
   std::vector<Slot> slots;  // inputs, then outputs, then temporaries
   std::string body;         // defines extern "C" int TF_ENTRY(...)
   bool may_fail = false;    // the entry can return a nonzero code
+  // Resolved by the host per call and appended to SH after every slot's
+  // shape; the entry reads them as RS[i] (scalars.h).
+  std::vector<RuntimeScalar> scalars;
 };
 
 // Error codes of a generated entry.

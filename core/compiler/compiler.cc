@@ -11,6 +11,7 @@
 #include "core/compiler/prelude.h"
 #include "core/compiler/toolchain.h"
 #include "core/ir/error.h"
+#include "core/sema/dispatch.h"
 
 namespace tf::compiler {
 namespace {
@@ -65,8 +66,48 @@ std::string bytes_literal(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+std::string joined_keys(const std::vector<std::shared_ptr<const CompiledFunction>>& vs) {
+  std::string k;
+  for (const auto& v : vs) k += (k.empty() ? "" : "-") + v->key();
+  return k;
+}
+
+bool any_may_fail(const std::vector<std::shared_ptr<const CompiledFunction>>& vs) {
+  for (const auto& v : vs)
+    if (v->may_fail()) return true;
+  return false;
+}
+
+// An owned copy of a prototype's node (compile() receives a reference).
+ir::FunctionPtr own(const ir::Function& fn) {
+  ir::Function::Fields f{fn.name(), fn.params(), fn.body(), fn.return_type(), fn.specializations(),
+                         fn.variants(), fn.label(), fn.span()};
+  return std::make_shared<const ir::Function>(std::move(f), fn.type());
+}
+
+// The name a variant's entry has in an AOT library.
+std::string aot_name(const ir::Function& base, const ir::Function& variant) {
+  return base.name() + "$" + variant.canonical_signature();
+}
+
+}  // namespace
+
+CompiledFunction::CompiledFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<const CompiledFunction>> variants)
+    : entry_(nullptr), base_(std::move(base)), variants_(std::move(variants)), key_(joined_keys(variants_)),
+      may_fail_(any_may_fail(variants_)) {
+  TF_CHECK(base_->variants().size() == variants_.size(), "one compiled variant per variant");
+}
+
 void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
                            const std::vector<runtime::NDArray>& outputs, const ir::DimBindings& bindings) const {
+  if (base_) {
+    const ir::Function& v = sema::select_variant(*base_, bindings);
+    for (size_t i = 0; i < variants_.size(); ++i)
+      if (base_->variants()[i].get() == &v) return variants_[i]->run(inputs, outputs, bindings);
+    TF_CHECK(false, "select_variant returned one of the prototype's variants");
+  }
   // Reused per thread: the hot path allocates nothing once warm.
   thread_local std::vector<void*> ptrs;
   thread_local std::vector<int64_t> shapes, strides;
@@ -91,6 +132,7 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
       s *= shapes[base + a];
     }
   }
+  for (const RuntimeScalar& sc : scalars_) shapes.push_back(resolve_scalar(sc, bindings));
   int64_t info[2] = {0, 0};
   RuntimeTable rt = kRuntime;
   rt.info = info;
@@ -107,6 +149,11 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
 }
 
 std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {
+  if (fn.is_prototype()) {
+    std::vector<std::shared_ptr<const CompiledFunction>> vs;
+    for (const ir::FunctionPtr& v : fn.variants()) vs.push_back(compile(*v));
+    return std::make_shared<const CompiledFunction>(own(fn), std::move(vs));
+  }
   Program p = generate(fn);
   std::string source = single_source(p);
   std::string key = cache_key(source);
@@ -124,7 +171,7 @@ std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {
   }
   auto entry = reinterpret_cast<CompiledFunction::Entry>(lib->symbol("tf_entry"));
   if (!entry) ir::fail(ir::ErrorKind::kRuntime, "kernel library '" + lib->path() + "' has no tf_entry");
-  return std::make_shared<const CompiledFunction>(lib, entry, temp_types(p), key, p.may_fail);
+  return std::make_shared<const CompiledFunction>(lib, entry, temp_types(p), key, p.may_fail, p.scalars);
 }
 
 int64_t compiler_invocations() { return invocation_count(); }
@@ -134,23 +181,29 @@ std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns,
   std::ostringstream src, names, entries, keys;
   src << prelude_source();
   std::vector<std::string> done;
+  int64_t count = 0;
   for (const ir::FunctionPtr& fn : fns) {
-    Program p;
+    // A prototype's variants are entries of their own (aot_name); the
+    // prototype counts as compiled when all of them are.
+    std::vector<std::pair<std::string, Program>> units;
     try {
-      p = generate(*fn);
+      if (!fn->is_prototype()) units.emplace_back(fn->name(), generate(*fn));
+      for (const ir::FunctionPtr& v : fn->variants()) units.emplace_back(aot_name(*fn, *v), generate(*v));
     } catch (const ir::Error& e) {
       if (e.kind() != ir::ErrorKind::kUnsupported) throw;
       continue;  // left to the evaluator in the loading process
     }
-    const std::string entry = "tf_aot_entry_" + std::to_string(done.size());
-    src << "#define TF_ENTRY " << entry << "\n" << p.body << "#undef TF_ENTRY\n";
-    names << "\"" << fn->name() << "\",";
-    entries << "reinterpret_cast<const void*>(&" << entry << "),";
-    keys << "\"" << source_hash(single_source(p)) << "\",";
+    for (const auto& [name, p] : units) {
+      const std::string entry = "tf_aot_entry_" + std::to_string(count++);
+      src << "#define TF_ENTRY " << entry << "\n" << p.body << "#undef TF_ENTRY\n";
+      names << "\"" << name << "\",";
+      entries << "reinterpret_cast<const void*>(&" << entry << "),";
+      keys << "\"" << source_hash(single_source(p)) << "\",";
+    }
     done.push_back(fn->name());
   }
   src << "extern \"C\" const char tf_aot_module_text[] = " << bytes_literal(module_text) << ";\n";
-  src << "extern \"C\" const int64_t tf_aot_num_functions = " << done.size() << ";\n";
+  src << "extern \"C\" const int64_t tf_aot_num_functions = " << count << ";\n";
   src << "extern \"C\" const char* const tf_aot_function_names[] = {" << names.str() << "nullptr};\n";
   src << "extern \"C\" const char* const tf_aot_function_keys[] = {" << keys.str() << "nullptr};\n";
   src << "extern \"C\" const void* const tf_aot_entries[] = {" << entries.str() << "nullptr};\n";
@@ -168,22 +221,44 @@ std::shared_ptr<const Library> open_library(const std::string& path, std::string
   return lib;
 }
 
-std::shared_ptr<const CompiledFunction> bind_library_function(const std::shared_ptr<const Library>& lib,
-                                                              const ir::Function& fn) {
+namespace {
+
+// The library's entry named `name` for fn, or null (see bind_library_function).
+std::shared_ptr<const CompiledFunction> bind_entry(const std::shared_ptr<const Library>& lib, const std::string& name,
+                                                   const ir::Function& fn) {
   const int64_t n = *static_cast<const int64_t*>(lib->symbol("tf_aot_num_functions"));
   auto names = static_cast<const char* const*>(lib->symbol("tf_aot_function_names"));
   auto keys = static_cast<const char* const*>(lib->symbol("tf_aot_function_keys"));
   auto entries = static_cast<const void* const*>(lib->symbol("tf_aot_entries"));
   for (int64_t i = 0; i < n; ++i) {
-    if (fn.name() != names[i]) continue;
-    Program p = generate(fn);
+    if (name != names[i]) continue;
+    Program p;
+    try {
+      p = generate(fn);
+    } catch (const ir::Error& e) {
+      if (e.kind() != ir::ErrorKind::kUnsupported) throw;
+      return nullptr;
+    }
     // A library built by another version of the code generator would read
     // its arguments differently: refuse it rather than guess.
     if (source_hash(single_source(p)) != keys[i]) return nullptr;
     auto entry = reinterpret_cast<CompiledFunction::Entry>(const_cast<void*>(entries[i]));
-    return std::make_shared<const CompiledFunction>(lib, entry, temp_types(p), keys[i], p.may_fail);
+    return std::make_shared<const CompiledFunction>(lib, entry, temp_types(p), keys[i], p.may_fail, p.scalars);
   }
   return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledFunction> bind_library_function(const std::shared_ptr<const Library>& lib,
+                                                              const ir::Function& fn) {
+  if (!fn.is_prototype()) return bind_entry(lib, fn.name(), fn);
+  std::vector<std::shared_ptr<const CompiledFunction>> vs;
+  for (const ir::FunctionPtr& v : fn.variants()) {
+    vs.push_back(bind_entry(lib, aot_name(fn, *v), *v));
+    if (!vs.back()) return nullptr;
+  }
+  return std::make_shared<const CompiledFunction>(own(fn), std::move(vs));
 }
 
 }  // namespace tf::compiler

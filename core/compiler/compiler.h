@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler/scalars.h"
 #include "core/ir/expr.h"
 #include "core/runtime/ndarray.h"
 
@@ -23,15 +24,21 @@ class CompiledFunction {
  public:
   using Entry = int (*)(void* const*, const int64_t*, const int64_t*, const void*);
   CompiledFunction(std::shared_ptr<const Library> lib, Entry entry, std::vector<ir::TensorTypePtr> temps,
-                   std::string key, bool may_fail)
-      : lib_(std::move(lib)), entry_(entry), temps_(std::move(temps)), key_(std::move(key)), may_fail_(may_fail) {}
+                   std::string key, bool may_fail, std::vector<RuntimeScalar> scalars = {})
+      : lib_(std::move(lib)), entry_(entry), temps_(std::move(temps)), scalars_(std::move(scalars)),
+        key_(std::move(key)), may_fail_(may_fail) {}
+  // A dispatch prototype: `variants[i]` is the code of base->variants()[i];
+  // run() selects one with sema::select_variant.
+  CompiledFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<const CompiledFunction>> variants);
 
   // Computes the outputs into `outputs`: C-contiguous, shaped as
   // sema::output_descs says, disjoint from the inputs. `bindings` are the
   // DimVar values bind_arguments returned for these inputs. Throws
   // Error(kRuntime) for a run-time check (integer division by zero, mean
   // over an empty axis), with the evaluator's message; the outputs then hold
-  // unspecified values. Only when may_fail().
+  // unspecified values. Only when may_fail(). Errors the evaluator reports
+  // before computing (a shape outside a dispatch envelope, a Slice window or
+  // loop bound that does not resolve) are thrown before anything is written.
   void run(const std::vector<runtime::NDArray>& inputs, const std::vector<runtime::NDArray>& outputs,
            const ir::DimBindings& bindings) const;
 
@@ -44,11 +51,15 @@ class CompiledFunction {
   std::shared_ptr<const Library> lib_;  // keeps the code mapped
   Entry entry_;
   std::vector<ir::TensorTypePtr> temps_;
+  std::vector<RuntimeScalar> scalars_;
+  ir::FunctionPtr base_;  // dispatch prototype (then variants_ run, not entry_)
+  std::vector<std::shared_ptr<const CompiledFunction>> variants_;
   std::string key_;
   bool may_fail_;
 };
 
-// Compiles fn (a normal function or a variant). Throws Error(kUnsupported)
+// Compiles fn (a normal function, a variant, or a dispatch prototype: each
+// variant is compiled, and cached, on its own). Throws Error(kUnsupported)
 // when the code generator does not handle a construct of fn or no compiler
 // can be run; the message says which. Cached in process and on disk: the
 // same function compiles (runs TF_CC) once per machine.

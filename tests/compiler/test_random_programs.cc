@@ -1,5 +1,6 @@
 // Differential testing on random well-typed programs: a generator builds
-// DAGs of elementwise, broadcast, row (RMSNorm, SoftMax) and MatMul ops over
+// DAGs of elementwise, broadcast, row (RMSNorm, SoftMax), first-axis Reduce,
+// Transpose and MatMul ops over
 // DimVar shapes; each is compiled and compared with the evaluator on random
 // bindings. Programs are compiled in batches into one library (the AOT path)
 // so a few hundred cost a few compiler runs. TF_RANDOM_PROGRAMS sets the
@@ -86,7 +87,7 @@ class ProgramGenerator {
                                       BinaryKind::kMinimum, BinaryKind::kMaximum, BinaryKind::kDiv};
     static const UnaryKind kUn[] = {UnaryKind::kNeg, UnaryKind::kAbs, UnaryKind::kRelu, UnaryKind::kSquare,
                                     UnaryKind::kSin, UnaryKind::kCos, UnaryKind::kFloor, UnaryKind::kExp};
-    switch (pick(11)) {
+    switch (pick(13)) {
       case 0: case 1: case 2: {
         BinaryKind k = kBin[pick(6)];
         ir::ExprPtr b = pick(4) == 0 ? constant() : any();
@@ -111,6 +112,15 @@ class ProgramGenerator {
       case 9: {  // round trip through the other float type
         DType other = dt_ == DType::kF32 ? DType::kF64 : DType::kF32;
         return call<ops::Cast>({call<ops::Cast>({any()}, other)}, dt_);
+      }
+      case 11: {  // Reduce over the first axis, keepdim: (1, D) broadcasts back
+        static const ops::ReduceKind kRed[] = {ops::ReduceKind::kSum, ops::ReduceKind::kMean, ops::ReduceKind::kMax,
+                                               ops::ReduceKind::kAbsMax};
+        return call<ops::Reduce>({full()}, std::vector<int64_t>{0}, true, kRed[pick(4)]);
+      }
+      case 12: {  // a transpose round trip, through an elementwise op
+        ir::ExprPtr t = call<ops::Transpose>({full()}, std::vector<int64_t>{1, 0});
+        return call<ops::Transpose>({call<ops::Unary>({t}, UnaryKind::kRelu)}, std::vector<int64_t>{-1, 0});
       }
       default: {  // (N, D) @ (D, D)-shaped weight
         auto w = ir::Var::make("w" + std::to_string(params_.size()), ir::TensorType::make({d_, d_}, dt_));
