@@ -125,11 +125,21 @@ at::Tensor make_input(const std::vector<int64_t>& shape, DType d, int layout, Va
     wide.back() = wide.back() * 2;
     return random_values(wide, d, kind).slice(-1, 0, wide.back(), 2);
   }
+  if (layout == 3) {
+    // A view that starts inside its storage: crosses DLPack as byte_offset.
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    int64_t skip = 1 + static_cast<int64_t>(pick({0, 1, 2}));
+    at::Tensor flat = random_values({n + skip}, d, kind);
+    return flat.narrow(0, skip, n).view(shape);
+  }
   return random_values(shape, d, kind);
 }
-int random_layout() { return static_cast<int>(pick({0, 1, 2})); }
+int random_layout() { return static_cast<int>(pick({0, 1, 2, 3})); }
 
 // ---- running one case ---------------------------------------------------------
+
+int g_byte_offset_inputs = 0;  // inputs that crossed with a non-zero byte_offset
 
 // Borrowed views of torch tensors; the DLManagedTensors are released at scope end.
 class Borrow {
@@ -142,7 +152,16 @@ class Borrow {
     // the spelling dtype_from_dl reads as bool.
     DLManagedTensor* m = at::toDLPack(t.scalar_type() == at::kBool ? t.view(at::kByte) : t);
     owned_.push_back(m);
-    return NDArray::from_dlpack(m->dl_tensor);
+    // toDLPack folds the storage offset into `data`; spell it as DLPack's
+    // byte_offset from the storage base instead, so that path is exercised.
+    DLTensor dl = m->dl_tensor;
+    if (t.storage_offset() > 0) {
+      int64_t bytes = t.storage_offset() * static_cast<int64_t>(t.element_size());
+      dl.data = static_cast<char*>(dl.data) - bytes;
+      dl.byte_offset += static_cast<uint64_t>(bytes);
+      ++g_byte_offset_inputs;
+    }
+    return NDArray::from_dlpack(dl);
   }
 
  private:
@@ -867,6 +886,15 @@ TEST_P(EvalVsTorchOp, MatchesLibtorch) {
   g_cases = 0;
   cases().at(GetParam())();
   EXPECT_GT(g_cases, 0) << "no case ran";
+}
+
+// The harness really passes inputs with a non-zero DLPack byte_offset.
+TEST(EvalVsTorch, ByteOffsetInputsAreExercised) {
+  torch::manual_seed(99);
+  rng().seed(99);
+  g_byte_offset_inputs = 0;
+  cases().at("Binary")();
+  EXPECT_GT(g_byte_offset_inputs, 0);
 }
 
 std::vector<std::string> case_names() {
