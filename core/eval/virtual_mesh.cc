@@ -120,18 +120,35 @@ void combine(const NDArray& acc, const NDArray& x, ir::Reduction r) {
   });
 }
 
-// The instance's local value of a logical tensor (spec of this file).
-NDArray localize(const NDArray& global, const ir::TensorType& t, const Grid& g, size_t inst) {
+// The instance's local value of a logical tensor (spec of this file). With
+// `split`, a Partial parameter (#param) is split into shares by it instead.
+NDArray localize(const NDArray& global, const ir::TensorType& t, const Grid& g, size_t inst,
+                 const PartialShareFn* split = nullptr, size_t param = 0) {
   const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
   NDArray local = copy_of(view_of(global, block_of(t, g, inst)));
-  if (!l) return local;
+  if (!l || !l->has_partial()) return local;
   auto c = g.coords(inst);
+  size_t share = 0, shares = 1;
+  ir::Reduction red = ir::Reduction::kSum;
   for (size_t m = 0; m < l->attrs().size(); ++m)
-    if (l->attrs()[m].is_partial() && c[m] != 0) {
-      fill_identity(local, l->attrs()[m].reduction);
-      break;
+    if (l->attrs()[m].is_partial()) {
+      share = share * static_cast<size_t>(l->mesh()->shape[m]) + static_cast<size_t>(c[m]);
+      shares *= static_cast<size_t>(l->mesh()->shape[m]);
+      red = l->attrs()[m].reduction;
     }
+  if (split && *split) (*split)(param, share, shares, red, local);
+  else if (share != 0) fill_identity(local, red);
   return local;
+}
+
+// A Tuple operand (Conv2D's absent bias, Concat's inputs) is passed
+// flattened, as the plain evaluator does (kernel.h).
+void flatten(const Value& v, std::vector<NDArray>* out) {
+  if (!v.is_tuple) {
+    out->push_back(v.t);
+    return;
+  }
+  for (const Value& f : v.fields) flatten(f, out);
 }
 
 // The logical tensor from every instance's local value.
@@ -193,14 +210,15 @@ bool splits_axis(const ir::TensorType& t, const std::set<int64_t>& axes) {
 
 class MeshInterpreter {
  public:
-  MeshInterpreter(const ir::Function& fn, Grid g) : fn_(fn), g_(std::move(g)) {}
+  MeshInterpreter(const ir::Function& fn, Grid g, const PartialShareFn* split)
+      : fn_(fn), g_(std::move(g)), split_(split) {}
 
   std::vector<NDArray> run(const std::vector<NDArray>& inputs) {
     for (size_t i = 0; i < fn_.params().size(); ++i) {
       const ir::TensorType* t = ir::as_tensor(fn_.params()[i]->type());
       if (!t) unsupported("a non-tensor parameter");
       auto& vals = memo_[fn_.params()[i].get()];
-      for (size_t inst = 0; inst < g_.size(); ++inst) vals.push_back(Value{localize(inputs[i], *t, g_, inst), {}, false});
+      for (size_t inst = 0; inst < g_.size(); ++inst) vals.push_back(Value{localize(inputs[i], *t, g_, inst, split_, i), {}, false});
     }
     const auto& out = eval(fn_.body());
     std::vector<NDArray> results;
@@ -319,7 +337,7 @@ class MeshInterpreter {
           ir::TypePtr as = ir::TensorType::make(at->shape(), at->dtype(), rt->layout());
           in.push_back(copy_of(view_of(a, block_of(*ir::as_tensor(as), g_, inst))));
         } else {
-          in.push_back(a);
+          flatten((*args[i])[inst], &in);
         }
       }
       out.push_back(run_kernel(*local, std::move(in)));
@@ -359,6 +377,7 @@ class MeshInterpreter {
 
   const ir::Function& fn_;
   Grid g_;
+  const PartialShareFn* split_;
   ir::DimBindings bindings_;
   std::unordered_map<const ir::Expr*, std::vector<Value>> memo_;
 };
@@ -395,6 +414,11 @@ ir::MeshPtr find_mesh(const ir::Function& fn) {
 
 std::vector<NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Function& fn,
                                            const std::vector<NDArray>& inputs) {
+  return evaluate_virtual_mesh(m, fn, inputs, PartialShareFn());
+}
+
+std::vector<NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Function& fn,
+                                           const std::vector<NDArray>& inputs, const PartialShareFn& split_partial) {
   if (!fn.body()) ir::fail(ErrorKind::kUnsupported, "virtual mesh: '" + fn.name() + "' has no body");
   ir::MeshPtr mesh = find_mesh(fn);
   if (!mesh) return evaluate(m, fn, inputs);
@@ -406,7 +430,7 @@ std::vector<NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Functi
     if (t && (inputs[i].dtype() != t->dtype() || inputs[i].shape() != static_shape(t->shape())))
       ir::fail(ErrorKind::kInvalidArgument, "input #" + std::to_string(i) + " does not match " + t->to_string());
   }
-  return MeshInterpreter(fn, Grid{mesh}).run(inputs);
+  return MeshInterpreter(fn, Grid{mesh}, &split_partial).run(inputs);
 }
 
 }  // namespace tf::eval

@@ -18,9 +18,11 @@
 // per-instance Reshape then keeps the local row-major element order.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "core/ir/module.h"
+#include "core/ir/shard.h"
 #include "core/runtime/ndarray.h"
 
 namespace tf::eval {
@@ -31,5 +33,21 @@ namespace tf::eval {
 // a nested function call, an op whose attributes embed a global shape).
 std::vector<runtime::NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Function& fn,
                                                     const std::vector<runtime::NDArray>& inputs);
+
+// How a parameter carrying Partial(reduction) is split into per-instance
+// shares. `share` is the instance's row-major index over the parameter's
+// Partial mesh axes (of `shares` in all); `local` holds the instance's block
+// of the logical value and is overwritten with its share. The caller
+// guarantees the shares reduce back to the logical value; tests use this to
+// give every instance a genuine share rather than the default (share 0 holds
+// the value, the others the reduction's identity), under which any op that
+// maps the identity to itself would look as if it commuted.
+using PartialShareFn = std::function<void(size_t param, size_t share, size_t shares, ir::Reduction reduction,
+                                          runtime::NDArray& local)>;
+
+// evaluate_virtual_mesh with Partial parameters split by `split_partial`.
+std::vector<runtime::NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Function& fn,
+                                                    const std::vector<runtime::NDArray>& inputs,
+                                                    const PartialShareFn& split_partial);
 
 }  // namespace tf::eval

@@ -211,6 +211,27 @@ TEST(HirConformance, Conv2D_PartialSumInputPreservedOnlyWithReplicatedWeight) {
                   {"operand #1", "secondary Partial on weight"});
 }
 
+TEST(HirConformance, Conv2D_PartialSumInputWithABiasRejected) {
+  // conv(x, w) + b is affine in x: the per-instance results would each add b.
+  auto x = var("x", sharded({1, 2, 5, 5}, mesh_x(), {partial()}));
+  auto w = var("w", plain({3, 2, 3, 3}));
+  auto b = var("b", plain({3}));
+  expect_rejected([&] { call<ops::Conv2D>({x, w, ir::Tuple::make({b})}, V{1, 1}, V{0, 0}, V{1, 1}, 1); },
+                  {"operand #0 (x)", "Partial(\"sum\")", "affine", "Reshard to Broadcast"});
+}
+
+TEST(HirConformance, Cast_KeepsTheLayoutAndOnlyPartialsTheConversionCommutesWith) {
+  auto ps = var("x", sharded({8}, mesh_x(), {partial()}));
+  auto pm = var("y", sharded({8}, mesh_x(), {partial(ir::Reduction::kMax)}));
+  // Identity in layout: f32 -> f64 keeps Partial(sum); f32 -> i32 keeps Partial(max).
+  EXPECT_TRUE(layout_of(call<ops::Cast>({ps}, ir::DType::kF64))->attrs()[0] == partial());
+  EXPECT_TRUE(layout_of(call<ops::Cast>({pm}, ir::DType::kI32))->attrs()[0] == partial(ir::Reduction::kMax));
+  expect_rejected([&] { call<ops::Cast>({ps}, ir::DType::kI32); }, {"operand #0 (x)", "truncates each share"});
+  expect_rejected([&] { call<ops::Cast>({pm}, ir::DType::kBool); }, {"cast to bool"});
+  auto pi = var("z", sharded({8}, mesh_x(), {partial(ir::Reduction::kMax)}, ir::DType::kI64));
+  expect_rejected([&] { call<ops::Cast>({pi}, ir::DType::kI32); }, {"narrowing int cast wraps"});
+}
+
 // ---- Reshard ----------------------------------------------------------------
 
 ir::ShardLayoutPtr sugar_rows() {  // ShardLayout(cta, (Split(axis=0),)) with strides=None

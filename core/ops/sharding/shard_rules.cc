@@ -143,8 +143,19 @@ ir::TypePtr rule_unary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& 
                             : kind + " is not proven to commute with any reduction";
   return pointwise(ctx, r, c, why);
 }
+// Spec Cast: a ShardLayout input keeps its layout. A Partial survives only
+// when the conversion commutes with its reduction: truncating float -> int is
+// monotone (max / min) but not linear; wrapping int -> narrower int is linear
+// (sum, modulo 2^bits) but not monotone; x != 0 (to bool) commutes with none.
+// Other conversions are exact or round once, like any float sum.
 ir::TypePtr rule_cast(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
-  return pointwise(ctx, r, kAll, "");  // spec Cast: a ShardLayout input keeps its layout
+  ir::DType from = ctx.tensor(0).dtype(), to = result_tensor(ctx, r).dtype();
+  if (ir::is_bool(to)) return pointwise(ctx, r, kNone, "a cast to bool (x != 0) commutes with no reduction");
+  if (ir::is_float(from) && !ir::is_float(to))
+    return pointwise(ctx, r, kMonotone, "a float -> int cast truncates each share: it commutes with max / min but not sum");
+  if (ir::is_int(from) && ir::is_int(to) && ir::dtype_bits(to) < ir::dtype_bits(from))
+    return pointwise(ctx, r, kLinear, "a narrowing int cast wraps: it commutes with sum but not max / min");
+  return pointwise(ctx, r, kAll, "");
 }
 ir::TypePtr rule_monotone(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
   return pointwise(ctx, r, kMonotone,
@@ -663,16 +674,23 @@ ir::TypePtr rule_rope(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
 }
 
 // Conv2D(x, w[, bias]): multilinear; a Partial(sum) on x survives only when w
-// and bias are replicated; any Partial on w or bias, and any Split, fail closed.
+// is replicated and there is no bias (with one the op is affine); any Partial
+// on w or bias, and any Split, fail closed.
 ir::TypePtr rule_conv2d(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
   const ir::TensorType& rt = result_tensor(ctx, r);
   require_replicated(ctx, 1, "a secondary Partial on weight or bias cannot be preserved by the result layout");
   const ShardLayout* l = shard_of(ctx, 0);
   if (!l) return r;
+  const ir::TupleType* bias = ir::as_tuple(ctx.type(2));
+  bool has_bias = bias ? !bias->fields().empty() : ir::as_tensor(ctx.type(2)) != nullptr;
   std::vector<ShardAttr> out = l->attrs();
   for (size_t m = 0; m < out.size(); ++m) {
     if (out[m].is_partial() && out[m].reduction != Reduction::kSum)
       reject_partial(ctx, 0, *l, m, "conv2d is linear in its input: only reduction=\"sum\" commutes");
+    // With a bias conv2d is affine: summing the instances would add it once each.
+    if (out[m].is_partial() && has_bias)
+      reject_partial(ctx, 0, *l, m, "conv2d with a bias is affine in its input, not linear: summing the per-instance "
+                                    "results would add the bias once per instance");
     if (out[m].is_split()) reject_layout(ctx, 0, *l, "not Split (a sharded conv2d input)");
   }
   return shard::with_layout(rt, canonical_or_reject(ctx, l->mesh(), out, rt.shape()));
