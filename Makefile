@@ -101,21 +101,32 @@ fuzz: $(ASAN_BUILD)/build.ninja
 	  rc=$$?; tail -n 12 $(ASAN_BUILD)/fuzz/$$f.log; test $$rc -eq 0 || failed="$$failed $$f"; \
 	done; test -z "$$failed" || { echo "fuzz: crashes in:$$failed (inputs in $(ASAN_BUILD)/fuzz/)"; exit 1; }
 
-# torch 2.x (outside CI): a clean venv with a pip-installed torch, the torch
-# extension built against it, and the Python tests run with it.
+# torch 2.x (outside CI): a venv with a pip-installed torch (PyPI by default;
+# TORCH2_INDEX=https://download.pytorch.org/whl/cpu for the CPU-only wheel),
+# the torch extension built against it, and the Python tests run with it.
+# TORCH2_VENV=/path reuses an existing venv (pip then only checks the specs).
+# CMAKE_PREFIX_PATH names torch's package root as well as its share/cmake, so
+# TorchConfig's find_library picks the venv's libtorch/libc10 before any
+# system libtorch (Debian's 1.13 in /usr/lib); torch_ext/CMakeLists.txt
+# refuses a mix. Only what tests/python needs is built (the core tests run
+# under `make test`).
 TORCH2_DIR   ?= build-torch2
+TORCH2_VENV  ?= $(TORCH2_DIR)/venv
 TORCH2_SPEC  ?= torch>=2.1
-TORCH2_INDEX ?= https://download.pytorch.org/whl/cpu
-TORCH2_PY    := $(TORCH2_DIR)/venv/bin/python
+TORCH2_INDEX ?= https://pypi.org/simple
+TORCH2_PY    := $(TORCH2_VENV)/bin/python
+TORCH2_ABS   := $(abspath $(TORCH2_DIR))
+TORCH2_PREFIX_PY := import os, torch, torch.utils as u; print(u.cmake_prefix_path + ";" + os.path.dirname(torch.__file__))
 
 test-torch2: | setup
-	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_DIR)/venv
-	$(TORCH2_PY) -m pip install -q --index-url $(TORCH2_INDEX) --extra-index-url https://pypi.org/simple \
+	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_VENV)
+	$(TORCH2_PY) -m pip install -q --index-url $(TORCH2_INDEX) \
+	  $(if $(filter https://pypi.org/simple,$(TORCH2_INDEX)),,--extra-index-url https://pypi.org/simple) \
 	  '$(TORCH2_SPEC)' numpy pytest
 	cmake -S . -B $(TORCH2_DIR) -G Ninja -DTF_BUILD_TORCH=ON -DPython3_EXECUTABLE=$(TORCH2_PY) \
-	  -DCMAKE_PREFIX_PATH="$$($(TORCH2_PY) -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
-	cmake --build $(TORCH2_DIR) -j $(JOBS)
-	TILEFOUNDRY_LIB_DIR=$(CURDIR)/$(TORCH2_DIR)/lib $(TORCH2_PY) -m pytest -q tests/python
+	  -DCMAKE_PREFIX_PATH="$$($(TORCH2_PY) -c '$(TORCH2_PREFIX_PY)')"
+	cmake --build $(TORCH2_DIR) -j $(JOBS) --target tilefoundry_torch tf_torch_cpp_example
+	TILEFOUNDRY_LIB_DIR=$(TORCH2_ABS)/lib $(TORCH2_PY) -m pytest -q tests/python
 
 # Records the public header's ABI surface in abi/ (refuses a change that the
 # version bump does not allow; see abi/abi.py).

@@ -31,7 +31,8 @@ def test_bench_prints_a_markdown_table():
     header, rows = tables["op"]
     assert header[:2] == ["op", "shape"] and "x eager" in header and "x avx512" in header, header
     measured = {r[0]: r for r in rows if r[1] != "—"}
-    assert set(measured) == {"rmsnorm", "residual+rmsnorm", "silu*mul", "gelu-tanh", "softmax", "layer_norm"}
+    assert set(measured) == {"rmsnorm", "residual+rmsnorm", "silu*mul", "gelu-tanh", "softmax", "layer_norm",
+                             "RoPE rotate-half"}
     for op, r in measured.items():  # one tiny shape each: ratios are real numbers, results agree
         for col in ("x eager", "x avx512"):
             assert float(r[header.index(col)]) > 0, (op, col, r)

@@ -68,6 +68,17 @@ def test_signature_is_evaluated_over_symbolic_sizes():
     assert shapes[1] == ([8, 16], "f32")
 
 
+def test_symbolic_path_checks_static_extents_and_repeated_dimvars():
+    module = tf.load(SRC)
+    sig = module.signature("rmsnorm")
+    with pytest.raises(RuntimeError, match="argument #1 axis 0 must be 16, but got 15"):
+        meta.symbolic_shapes(sig, [torch.empty(5, 16, device="meta"), torch.empty(15, device="meta")])
+    both = "def f(a: Tensor[(N, 4), f32], b: Tensor[(N,), f32]) -> Tensor[(N,), f32]"
+    with pytest.raises(RuntimeError, match="argument #1 axis 0 must be N, but got 6"):
+        meta.symbolic_shapes(both, [torch.empty(5, 4), torch.empty(6)])
+    assert meta.symbolic_shapes(both, [torch.empty(5, 4), torch.empty(5)]) == [([5], "f32")]
+
+
 def test_parse_signature_keeps_call_commas_inside_a_dim():
     params, results = meta.parse_signature(
         "def f(x: Tensor[(N, 4), f32]) -> tuple[Tensor[(dim_min(N, 8), 4), bf16], Tensor[(), i32]]")
@@ -95,11 +106,21 @@ def test_compile_dynamic_captures_once_without_graph_break(ops):
         x = torch.randn(s, 16)
         torch.testing.assert_close(compiled(x), model(x))
     assert len(compiles) == 1, "recompiled per sequence length"
+    # Both ops are nodes of the one graph, and its input's rows are symbolic.
+    targets = [n.target for n in compiles[0].graph.nodes if n.op == "call_function"]
+    for op in (norm, pad):
+        assert op in targets or op.default in targets, targets
+    inputs = [n.meta["example_value"] for n in compiles[0].graph.nodes if n.op == "placeholder"]
+    rows = [t.shape[0] for t in inputs if isinstance(t, torch.Tensor) and t.dim() == 2]
+    assert rows and all(isinstance(r, torch.SymInt) for r in rows), rows
 
 
 @pytest.mark.skipif(not hasattr(torch.library, "opcheck"), reason="torch.library.opcheck needs torch >= 2.4")
 def test_opcheck(ops):
+    """Every check opcheck has (schema, autograd registration, FakeTensor,
+    AOT dispatch with dynamic shapes) on both ops."""
     norm, pad = ops
-    torch.library.opcheck(norm, (torch.randn(6, 16), torch.randn(16)),
-                          test_utils=("test_schema", "test_faketensor"))
-    torch.library.opcheck(pad, (torch.randn(6, 16),), test_utils=("test_schema", "test_faketensor"))
+    for op, args in ((norm, (torch.randn(6, 16), torch.randn(16))), (pad, (torch.randn(6, 16),)),
+                     (pad, (torch.randn(11, 16),))):
+        results = torch.library.opcheck(op, args)
+        assert results and set(results.values()) == {"SUCCESS"}, results

@@ -86,15 +86,34 @@ def _is_symbolic(tensors):
     return sym is not None and any(isinstance(s, sym) for t in tensors for s in t.shape)
 
 
+def _check_axis(ok, arg, axis, want, got):
+    """torch._check where torch has it (2.x): over SymInts it becomes a guard
+    or a runtime assert of the compiled graph instead of a specialization."""
+    import torch
+    check = getattr(torch, "_check", None)
+    msg = lambda: f"argument #{arg} axis {axis} must be {want}, but got {got}"  # noqa: E731
+    if check is not None:
+        check(ok, msg)
+    elif not ok:
+        raise RuntimeError(msg())
+
+
 def symbolic_shapes(signature, tensors):
     """Output (shape, dtype name) list for these input tensors, by evaluating
-    the signature; raises KeyError when a DimVar cannot be bound."""
+    the signature; raises KeyError when a DimVar cannot be bound. Static
+    extents and repeated DimVars of the inputs are checked like the kernel's
+    binding does (DimVar ranges are not: the signature does not carry them)."""
     params, results = parse_signature(signature)
     env = {}
-    for (dims, _), t in zip(params, tensors):
-        for d, size in zip(dims, t.shape):
-            if re.fullmatch(r"[A-Za-z_]\w*", d) and d not in env:
-                env[d] = size
+    for arg, ((dims, _), t) in enumerate(zip(params, tensors)):
+        for axis, (d, size) in enumerate(zip(dims, t.shape)):
+            if re.fullmatch(r"[A-Za-z_]\w*", d):
+                if d not in env:
+                    env[d] = size
+                else:
+                    _check_axis(size == env[d], arg, axis, d, size)
+            elif re.fullmatch(r"\d+", d):
+                _check_axis(size == int(d), arg, axis, d, size)
     return [([_eval_dim(d, env) for d in dims], dt) for dims, dt in results]
 
 
