@@ -88,16 +88,19 @@ struct Stage {
 
 class Generator {
  public:
-  explicit Generator(const ir::Function& fn) : fn_(fn) {}
+  explicit Generator(const ir::Function* fn, const std::vector<ExprPtr>* inputs = nullptr,
+                     const std::vector<ExprPtr>* outputs = nullptr)
+      : fn_(fn), seg_inputs_(inputs), seg_outputs_(outputs) {}
 
   Program run() {
-    if (!fn_.body() || fn_.is_prototype()) unsupported("a dispatch prototype");
-    for (size_t i = 0; i < fn_.params().size(); ++i) {
-      const ir::VarPtr& p = fn_.params()[i];
-      add_slot(Slot::kInput, i, p);
-      slot_of_[p.get()] = i;
+    if (fn_) {
+      if (!fn_->body() || fn_->is_prototype()) unsupported("a dispatch prototype");
+      for (size_t i = 0; i < fn_->params().size(); ++i) add_input(i, fn_->params()[i]);
+      collect_outputs(split_tuple_calls(inline_calls(fn_->body())));
+    } else {
+      for (size_t i = 0; i < seg_inputs_->size(); ++i) add_input(i, (*seg_inputs_)[i]);
+      for (const ExprPtr& o : *seg_outputs_) collect_outputs(o);
     }
-    collect_outputs(split_tuple_calls(inline_calls(fn_.body())));
     for (const ExprPtr& o : outputs_) count_uses(o);
     std::vector<std::pair<size_t, ExprPtr>> copies;
     for (size_t i = 0; i < outputs_.size(); ++i) {
@@ -113,6 +116,12 @@ class Generator {
   }
 
  private:
+  void add_input(size_t i, const ExprPtr& e) {
+    add_slot(Slot::kInput, i, e);
+    slot_of_[e.get()] = i;
+    inputs_.insert(e.get());
+  }
+
   size_t add_slot(Slot::Kind k, size_t index, const ExprPtr& e) {
     tensor_type(*e);
     return add_slot(k, index, std::static_pointer_cast<const ir::TensorType>(e->type()));
@@ -138,7 +147,7 @@ class Generator {
   // Counts uses, checks that every reachable node is compiled, and marks the
   // operands that must live in memory (MatMul reads whole matrices).
   void count_uses(const ExprPtr& e) {
-    if (++uses_[e.get()] > 1) return;
+    if (++uses_[e.get()] > 1 || inputs_.count(e.get())) return;
     switch (e->kind()) {
       case ir::ExprKind::kVar:
         if (!slot_of_.count(e.get())) unsupported("a free variable");
@@ -269,7 +278,7 @@ class Generator {
 
   // Post-order: every materialized value is computed before its readers.
   void plan(const ExprPtr& e) {
-    if (!planned_.insert(e.get()).second) return;
+    if (!planned_.insert(e.get()).second || inputs_.count(e.get())) return;
     if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return plan(g->tuple());
     auto* c = ir::expr_as<ir::Call>(e);
     if (!c) return;
@@ -834,7 +843,10 @@ class Generator {
     return o.str();
   }
 
-  const ir::Function& fn_;
+  const ir::Function* fn_;  // null for a segment (generate_segment)
+  const std::vector<ExprPtr>* seg_inputs_;
+  const std::vector<ExprPtr>* seg_outputs_;
+  std::unordered_set<const Expr*> inputs_;  // nodes given in input slots
   std::vector<Slot> slots_;
   size_t num_temps_ = 0;
   std::vector<ExprPtr> outputs_;
@@ -850,6 +862,10 @@ class Generator {
 
 }  // namespace
 
-Program generate(const ir::Function& fn) { return Generator(fn).run(); }
+Program generate(const ir::Function& fn) { return Generator(&fn).run(); }
+
+Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs) {
+  return Generator(nullptr, &inputs, &outputs).run();
+}
 
 }  // namespace tf::compiler

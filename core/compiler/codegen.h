@@ -54,4 +54,11 @@ constexpr int kErrRopePosition = 3;
 // does not handle (the caller then runs the evaluator).
 Program generate(const ir::Function& fn);
 
+// One straight-line piece of a function with loops (loop_plan.h): `inputs`
+// are nodes whose values are given (slot i = inputs[i], any node kind,
+// including a loop's result or its projection), `outputs` the tensor nodes
+// to compute (already inlined and canonical: inline.h). Nothing below an
+// input is computed.
+Program generate_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs);
+
 }  // namespace tf::compiler

@@ -8,6 +8,7 @@
 
 #include "core/compiler/codegen.h"
 #include "core/compiler/library.h"
+#include "core/compiler/loop_plan.h"
 #include "core/compiler/prelude.h"
 #include "core/compiler/toolchain.h"
 #include "core/ir/error.h"
@@ -100,6 +101,9 @@ CompiledFunction::CompiledFunction(ir::FunctionPtr base, std::vector<std::shared
   TF_CHECK(base_->variants().size() == variants_.size(), "one compiled variant per variant");
 }
 
+CompiledFunction::CompiledFunction(std::shared_ptr<const LoopPlan> plan)
+    : entry_(nullptr), plan_(std::move(plan)), key_(loop_plan_key(*plan_)), may_fail_(loop_plan_may_fail(*plan_)) {}
+
 void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
                            const std::vector<runtime::NDArray>& outputs, const ir::DimBindings& bindings) const {
   if (base_) {
@@ -108,6 +112,7 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
       if (base_->variants()[i].get() == &v) return variants_[i]->run(inputs, outputs, bindings);
     TF_CHECK(false, "select_variant returned one of the prototype's variants");
   }
+  if (plan_) return run_loop_plan(*plan_, inputs, outputs, bindings);
   // Reused per thread: the hot path allocates nothing once warm.
   thread_local std::vector<void*> ptrs;
   thread_local std::vector<int64_t> shapes, strides;
@@ -154,10 +159,15 @@ std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {
     for (const ir::FunctionPtr& v : fn.variants()) vs.push_back(compile(*v));
     return std::make_shared<const CompiledFunction>(own(fn), std::move(vs));
   }
-  Program p = generate(fn);
+  if (fn.body() && contains_loop(fn.body()))
+    return std::make_shared<const CompiledFunction>(build_loop_plan(fn, compile_program));
+  return compile_program(generate(fn), fn.name());
+}
+
+std::shared_ptr<const CompiledFunction> compile_program(const Program& p, const std::string& name) {
   std::string source = single_source(p);
   std::string key = cache_key(source);
-  dump_source(fn.name() + "." + key, source);
+  dump_source(name + "." + key, source);
   std::shared_ptr<const Library> lib;
   {
     std::lock_guard<std::mutex> lock(g_mu);

@@ -18,6 +18,7 @@
 namespace tf::compiler {
 
 class Library;
+struct LoopPlan;
 
 // One compiled function. Immutable; run() may be called from many threads.
 class CompiledFunction {
@@ -30,6 +31,8 @@ class CompiledFunction {
   // A dispatch prototype: `variants[i]` is the code of base->variants()[i];
   // run() selects one with sema::select_variant.
   CompiledFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<const CompiledFunction>> variants);
+  // A function with GridRegionExpr loops: a host-driven plan (loop_plan.h).
+  explicit CompiledFunction(std::shared_ptr<const LoopPlan> plan);
 
   // Computes the outputs into `outputs`: C-contiguous, shaped as
   // sema::output_descs says, disjoint from the inputs. `bindings` are the
@@ -54,6 +57,7 @@ class CompiledFunction {
   std::vector<RuntimeScalar> scalars_;
   ir::FunctionPtr base_;  // dispatch prototype (then variants_ run, not entry_)
   std::vector<std::shared_ptr<const CompiledFunction>> variants_;
+  std::shared_ptr<const LoopPlan> plan_;  // loops (then plan_ runs, not entry_)
   std::string key_;
   bool may_fail_;
 };
@@ -64,6 +68,11 @@ class CompiledFunction {
 // can be run; the message says which. Cached in process and on disk: the
 // same function compiles (runs TF_CC) once per machine.
 std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn);
+
+struct Program;
+// Compiles one generated program (cached as compile() caches); `name` names
+// the TF_DUMP_DIR file.
+std::shared_ptr<const CompiledFunction> compile_program(const Program& p, const std::string& name);
 
 // How many times this process ran TF_CC (tests count recompiles).
 int64_t compiler_invocations();
