@@ -152,7 +152,8 @@ std::vector<runtime::NDArray> Kernel::run(const std::vector<runtime::NDArray>& i
   return out;
 }
 
-bool Kernel::run_into(const std::vector<runtime::NDArray>& inputs,
+bool Kernel::run_into(const std::vector<sema::ArgDesc>& input_descs,
+                      const std::vector<runtime::NDArray>& inputs,
                       const std::vector<runtime::NDArray>& outputs) const {
   // A kernel that can fail at run time computes into fresh arrays, so that a
   // failure leaves the caller's outputs untouched (tf_kernel_run's contract).
@@ -165,7 +166,7 @@ bool Kernel::run_into(const std::vector<runtime::NDArray>& inputs,
   for (size_t a = 0; a < outputs.size(); ++a)
     for (size_t b = a + 1; b < outputs.size(); ++b)
       if (overlaps(outputs[a], outputs[b])) return false;
-  native_->run(inputs, outputs, bind(descs_of(inputs)).bindings);
+  native_->run(inputs, outputs, bind(input_descs).bindings);
   return true;
 }
 

@@ -47,8 +47,12 @@ class Kernel {
   // Computes straight into the caller's outputs when the kernel is native,
   // cannot fail at run time, every output is C-contiguous and none overlaps
   // an input or another output; returns false
-  // (writing nothing) otherwise. `outputs` match output_descs already.
-  bool run_into(const std::vector<runtime::NDArray>& inputs, const std::vector<runtime::NDArray>& outputs) const;
+  // (writing nothing) otherwise. `outputs` match output_descs already;
+  // input_descs describe `inputs` (as passed to output_descs), so that the
+  // hot path does not describe them again.
+  bool run_into(const std::vector<sema::ArgDesc>& input_descs,
+                const std::vector<runtime::NDArray>& inputs,
+                const std::vector<runtime::NDArray>& outputs) const;
 
   // Why a native request runs on the evaluator; empty when it does not.
   const std::string& fallback_reason() const { return fallback_reason_; }

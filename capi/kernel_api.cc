@@ -20,13 +20,13 @@
 namespace tf::capi {
 namespace {
 
-std::string input_label(const char* fn, const Kernel& k, size_t i) {
-  return std::string(fn) + ": input #" + std::to_string(i) + " (" + k.input_name(i) + ")";
+// Labels render only on failure (TensorLabel): the success path of a call
+// formats no strings.
+TensorLabel input_label(const char* fn, const Kernel& k, size_t i) {
+  return TensorLabel(fn, "input", i, &k.input_name(i));
 }
 
-std::string output_label(const char* fn, size_t i) {
-  return std::string(fn) + ": output #" + std::to_string(i);
-}
+TensorLabel output_label(const char* fn, size_t i) { return TensorLabel(fn, "output", i); }
 
 void check_count(const char* fn, const char* what, size_t expected, size_t got, const Kernel& k) {
   if (expected == got) return;
@@ -46,6 +46,7 @@ std::vector<sema::ArgDesc> describe_inputs(const char* fn, const Kernel& k, cons
   check_array(in, n_in, fn, "in");
   check_count(fn, "inputs", k.num_inputs(), n_in, k);
   std::vector<sema::ArgDesc> descs;
+  descs.reserve(n_in);
   for (size_t i = 0; i < n_in; ++i)
     descs.push_back(describe_tensor(in[i], input_label(fn, k, i), need_data));
   return descs;
@@ -54,6 +55,7 @@ std::vector<sema::ArgDesc> describe_inputs(const char* fn, const Kernel& k, cons
 std::vector<runtime::NDArray> view_inputs(const char* fn, const Kernel& k, const DLTensor* in,
                                           size_t n_in) {
   std::vector<runtime::NDArray> views;
+  views.reserve(n_in);
   for (size_t i = 0; i < n_in; ++i) views.push_back(view_tensor(in[i], input_label(fn, k, i)));
   return views;
 }
@@ -66,8 +68,9 @@ std::vector<runtime::NDArray> checked_outputs(const Kernel& k, DLTensor* out, si
   check_array(out, n_out, fn, "out");
   check_count(fn, "outputs", k.num_outputs(), n_out, k);
   std::vector<runtime::NDArray> views;
+  views.reserve(n_out);
   for (size_t i = 0; i < n_out; ++i) {
-    std::string what = output_label(fn, i);
+    TensorLabel what = output_label(fn, i);
     sema::ArgDesc got = describe_tensor(out[i], what, true);
     require_same_desc(expected[i], got, what);
     require_no_self_overlap(out[i], got, what);
@@ -217,10 +220,11 @@ tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* 
   TF_C_API_BEGIN
   const char* fn = "tf_kernel_run";
   auto kernel = kernel_of(k);
-  auto expected = kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, true));
+  auto in_descs = tf::capi::describe_inputs(fn, *kernel, in, n_in, true);
+  auto expected = kernel->output_descs(in_descs);
   auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
   auto dsts = tf::capi::checked_outputs(*kernel, out, n_out, expected);
-  if (!kernel->run_into(inputs, dsts)) {  // native writes in place: no temporaries, no copy
+  if (!kernel->run_into(in_descs, inputs, dsts)) {  // native writes in place: no temporaries, no copy
     auto results = kernel->run(inputs);
     for (size_t i = 0; i < results.size(); ++i) {
       if (tf::capi::num_elements(expected[i].shape) != 0) results[i].copy_to(dsts[i]);

@@ -1,6 +1,7 @@
 #include "capi/tensor_args.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "capi/error.h"
@@ -27,18 +28,18 @@ const char* device_name(int32_t type) {
   }
 }
 
-[[noreturn]] void invalid(const std::string& what, const std::string& why) {
-  fail(TF_ERR_INVALID_ARGUMENT, what + ": " + why);
+[[noreturn]] void invalid(const TensorLabel& what, const std::string& why) {
+  fail(TF_ERR_INVALID_ARGUMENT, what.str() + ": " + why);
 }
 
-void check_device(const DLTensor& t, const std::string& what) {
+void check_device(const DLTensor& t, const TensorLabel& what) {
   if (t.device.device_type == kDLCPU) return;
-  fail(TF_ERR_UNSUPPORTED, what + ": device " + device_name(t.device.device_type) + " (type " +
+  fail(TF_ERR_UNSUPPORTED, what.str() + ": device " + device_name(t.device.device_type) + " (type " +
                                std::to_string(t.device.device_type) +
                                ") is not supported; only cpu tensors are accepted");
 }
 
-std::vector<int64_t> checked_shape(const DLTensor& t, const std::string& what) {
+std::vector<int64_t> checked_shape(const DLTensor& t, const TensorLabel& what) {
   if (t.ndim < 0 || t.ndim > TF_MAX_NDIM) {
     invalid(what, "ndim " + std::to_string(t.ndim) + " is outside [0, " +
                       std::to_string(TF_MAX_NDIM) + "]");
@@ -54,21 +55,26 @@ std::vector<int64_t> checked_shape(const DLTensor& t, const std::string& what) {
   return shape;
 }
 
-ir::DType checked_dtype(const DLTensor& t, const std::string& what) {
+ir::DType checked_dtype(const DLTensor& t, const TensorLabel& what) {
   if (t.dtype.lanes != 1)
     invalid(what,
             "vector dtypes (lanes = " + std::to_string(t.dtype.lanes) + ") are not supported");
   try {
     return runtime::dtype_from_dl(t.dtype);
   } catch (const ir::Error& e) {
-    throw ir::Error(e.kind(), what + ": " + e.what());
+    throw ir::Error(e.kind(), what.str() + ": " + e.what());
   }
 }
 
 // The element strides of t: its own, or compact row-major when NULL.
-std::vector<int64_t> strides_of(const DLTensor& t, const std::vector<int64_t>& shape) {
-  if (t.strides != nullptr) return std::vector<int64_t>(t.strides, t.strides + shape.size());
-  std::vector<int64_t> s(shape.size());
+// shape.size() <= TF_MAX_NDIM (checked_shape); no heap on the hot path.
+using Strides = std::array<int64_t, TF_MAX_NDIM>;
+Strides strides_of(const DLTensor& t, const std::vector<int64_t>& shape) {
+  Strides s{};
+  if (t.strides != nullptr) {
+    std::copy(t.strides, t.strides + shape.size(), s.begin());
+    return s;
+  }
   int64_t step = 1;
   for (size_t a = shape.size(); a-- > 0;) {
     s[a] = step;
@@ -80,9 +86,9 @@ std::vector<int64_t> strides_of(const DLTensor& t, const std::vector<int64_t>& s
 // Rationale: the kernels form element addresses from strides and extents;
 // a descriptor whose reach does not fit in int64 bytes would overflow that
 // arithmetic, so it is rejected here rather than trusted.
-void check_reach(const DLTensor& t, const sema::ArgDesc& d, const std::string& what) {
+void check_reach(const DLTensor& t, const sema::ArgDesc& d, const TensorLabel& what) {
   if (num_elements(d.shape) == 0) return;
-  std::vector<int64_t> strides = strides_of(t, d.shape);
+  Strides strides = strides_of(t, d.shape);
   int64_t reach = 0;
   for (size_t a = 0; a < d.shape.size(); ++a) {
     int64_t s = strides[a], r = 0;
@@ -97,7 +103,7 @@ void check_reach(const DLTensor& t, const sema::ArgDesc& d, const std::string& w
     invalid(what, "strides and byte_offset reach beyond 2^63 bytes");
 }
 
-void check_alignment(const DLTensor& t, const sema::ArgDesc& d, const std::string& what) {
+void check_alignment(const DLTensor& t, const sema::ArgDesc& d, const TensorLabel& what) {
   if (t.data == nullptr || num_elements(d.shape) == 0) return;
   uint64_t size = ir::dtype_bytes(d.dtype);
   uint64_t addr = uint64_t(reinterpret_cast<uintptr_t>(t.data)) + t.byte_offset;
@@ -108,6 +114,12 @@ void check_alignment(const DLTensor& t, const sema::ArgDesc& d, const std::strin
 
 }  // namespace
 
+std::string TensorLabel::str() const {
+  std::string s = std::string(fn_) + ": " + role_ + " #" + std::to_string(index_);
+  if (name_ != nullptr) s += " (" + *name_ + ")";
+  return s;
+}
+
 int64_t num_elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t e : shape) {
@@ -117,7 +129,7 @@ int64_t num_elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-sema::ArgDesc describe_tensor(const DLTensor& t, const std::string& what, bool need_data) {
+sema::ArgDesc describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data) {
   check_device(t, what);
   sema::ArgDesc d{checked_dtype(t, what), checked_shape(t, what)};
   if (need_data && t.data == nullptr && num_elements(d.shape) != 0) invalid(what, "data is NULL");
@@ -126,17 +138,22 @@ sema::ArgDesc describe_tensor(const DLTensor& t, const std::string& what, bool n
   return d;
 }
 
-void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const std::string& what) {
+void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const TensorLabel& what) {
   if (num_elements(d.shape) == 0) return;
-  std::vector<int64_t> strides = strides_of(t, d.shape);
-  std::vector<std::pair<int64_t, int64_t>> axes;  // (|stride|, extent) of axes with extent > 1
+  Strides strides = strides_of(t, d.shape);
+  std::array<std::pair<int64_t, int64_t>, TF_MAX_NDIM> axes;  // (|stride|, extent), extent > 1
+  size_t n = 0;
   for (size_t a = 0; a < d.shape.size(); ++a)
-    if (d.shape[a] > 1) axes.emplace_back(strides[a] < 0 ? -strides[a] : strides[a], d.shape[a]);
-  std::sort(axes.begin(), axes.end());
+    if (d.shape[a] > 1) axes[n++] = {strides[a] < 0 ? -strides[a] : strides[a], d.shape[a]};
+  // Insertion sort: n <= TF_MAX_NDIM (and std::sort on a fixed array trips
+  // GCC 12's -Warray-bounds).
+  for (size_t i = 1; i < n; ++i)
+    for (size_t j = i; j > 0 && axes[j] < axes[j - 1]; --j) std::swap(axes[j], axes[j - 1]);
   // Sorted by |stride|, each axis must step past everything the smaller ones
   // reach; otherwise two indices share an element. check_reach bounds the sums.
   int64_t reach = 0;
-  for (const auto& [stride, extent] : axes) {
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [stride, extent] = axes[i];
     if (stride <= reach)
       invalid(what, "strides make elements overlap (a stride of " + std::to_string(stride) +
                         " on an axis of extent " + std::to_string(extent) +
@@ -145,7 +162,7 @@ void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const st
   }
 }
 
-runtime::NDArray view_tensor(const DLTensor& t, const std::string& what) {
+runtime::NDArray view_tensor(const DLTensor& t, const TensorLabel& what) {
   // Rationale: an empty tensor may legally carry data == NULL and any
   // byte_offset (nothing is addressed); give its view a harmless address and
   // no offset, so that from_dlpack need not special-case it and no pointer
@@ -161,12 +178,12 @@ runtime::NDArray view_tensor(const DLTensor& t, const std::string& what) {
   try {
     return runtime::NDArray::from_dlpack(v);
   } catch (const ir::Error& e) {
-    throw ir::Error(e.kind(), what + ": " + e.what());
+    throw ir::Error(e.kind(), what.str() + ": " + e.what());
   }
 }
 
 void require_same_desc(const sema::ArgDesc& expected, const sema::ArgDesc& got,
-                       const std::string& what) {
+                       const TensorLabel& what) {
   if (got.dtype != expected.dtype) {
     invalid(what, "dtype must be " + std::string(ir::dtype_name(expected.dtype)) + ", but got " +
                       std::string(ir::dtype_name(got.dtype)));

@@ -14,12 +14,29 @@
 
 namespace tf::capi {
 
+// Names a tensor in messages ("tf_kernel_run: input #1 (w)"). It holds the
+// parts and renders them only when a check fails, so that a call whose
+// arguments are valid formats no strings. The pointers must outlive it.
+class TensorLabel {
+ public:
+  // "<fn>: <role> #<index>", then " (<*name>)" when name is not NULL.
+  TensorLabel(const char* fn, const char* role, size_t index, const std::string* name = nullptr)
+      : fn_(fn), role_(role), index_(index), name_(name) {}
+  std::string str() const;
+
+ private:
+  const char* fn_;
+  const char* role_;
+  size_t index_;
+  const std::string* name_;
+};
+
 // Validates t and returns its dtype and shape. `what` names the tensor in
-// messages ("tf_kernel_run: input #1 (w)"). need_data: data must be non-NULL
+// messages. need_data: data must be non-NULL
 // when the tensor has elements. Throws ApiError / ir::Error:
 // TF_ERR_UNSUPPORTED for a non-CPU device or an unknown dtype,
 // TF_ERR_INVALID_ARGUMENT otherwise.
-sema::ArgDesc describe_tensor(const DLTensor& t, const std::string& what, bool need_data);
+sema::ArgDesc describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data);
 
 // Besides, the descriptor's reach (strides x extents, plus byte_offset, in
 // bytes) must fit in int64, and data + byte_offset must be aligned to the
@@ -29,16 +46,16 @@ sema::ArgDesc describe_tensor(const DLTensor& t, const std::string& what, bool n
 // Requires the non-empty tensor t (described by d) to have no two indices
 // that share an element: writing it must be well defined. Zero strides on an
 // axis of extent > 1 fail, so do strides like (1, 1) for shape (2, 2).
-void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const std::string& what);
+void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const TensorLabel& what);
 
 // A borrowed view of a tensor describe_tensor accepted (with need_data).
-runtime::NDArray view_tensor(const DLTensor& t, const std::string& what);
+runtime::NDArray view_tensor(const DLTensor& t, const TensorLabel& what);
 
 // Requires got (describing the tensor called `what`) to equal expected
 // exactly; otherwise TF_ERR_INVALID_ARGUMENT naming the dtype, or the rank,
 // or the first axis that differs, with the expected and the actual value.
 void require_same_desc(const sema::ArgDesc& expected, const sema::ArgDesc& got,
-                       const std::string& what);
+                       const TensorLabel& what);
 
 int64_t num_elements(const std::vector<int64_t>& shape);
 

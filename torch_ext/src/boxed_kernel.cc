@@ -1,10 +1,10 @@
 #include "boxed_kernel.h"
 
-#include <memory>
-#include <vector>
+#include <atomic>
 
 #include <ATen/ATen.h>
-#include <ATen/DLConvertor.h>
+#include <ATen/EmptyTensor.h>
+#include <c10/util/SmallVector.h>
 #include <c10/util/Exception.h>
 
 #include "dtype_map.h"
@@ -13,20 +13,26 @@ namespace tf::torch_ext {
 
 namespace {
 
-struct DLManagedDeleter {
-  void operator()(DLManagedTensor* m) const {
-    if (m && m->deleter) m->deleter(m);
-  }
-};
-// Owns the view toDLPack made; the DLTensor inside borrows the tensor's
-// storage (data == tensor.data_ptr() - byte_offset, strides in elements).
-using ManagedPtr = std::unique_ptr<DLManagedTensor, DLManagedDeleter>;
+// Rationale: the hot path of a small op is its fixed per-call cost, so no
+// step below allocates beyond the output tensors themselves; a kernel takes
+// at most kInline tensors of each kind without touching the heap.
+constexpr size_t kInline = 8;
+using DLTensors = c10::SmallVector<DLTensor, kInline>;
 
-// toDLPack without a copy. torch 1.13 refuses to export Bool ("not supported
-// by dlpack"); a bool tensor is exported through a uint8 view of the same
-// memory, which is DLPack 0.6's spelling of bool ({kDLUInt, 8}).
-ManagedPtr dlpack_view(const at::Tensor& t) {
-  return ManagedPtr(at::toDLPack(t.scalar_type() == at::kBool ? t.view(at::kByte) : t));
+// A zero-copy DLPack view of t, valid while t lives: the fields at::toDLPack
+// would fill (data = data_ptr(), byte_offset 0, strides in elements), built
+// on the caller's stack instead of in a heap DLManagedTensor. A bool tensor
+// is viewed as {kDLUInt, 8}, DLPack 0.6's spelling of bool (same bytes).
+DLTensor dl_view(const at::Tensor& t) {
+  DLTensor v{};
+  v.data = t.data_ptr();
+  v.device = DLDevice{kDLCPU, 0};
+  v.ndim = static_cast<int32_t>(t.dim());
+  v.dtype = dl_from_scalar_type(t.scalar_type());
+  v.shape = const_cast<int64_t*>(t.sizes().data());
+  v.strides = const_cast<int64_t*>(t.strides().data());
+  v.byte_offset = 0;
+  return v;
 }
 
 [[noreturn]] void fail_status(const std::string& op, const char* what, tf_status s) {
@@ -42,8 +48,13 @@ void check_input(const std::string& op, size_t i, const at::Tensor& t) {
               t.scalar_type(), ", which TileFoundry does not support");
 }
 
-at::Tensor allocate_output(const std::string& op, tf_kernel k, const std::vector<DLTensor>& in,
-                           size_t i) {
+// What tf_kernel_output_desc said for output i.
+struct OutputDesc {
+  at::ScalarType dtype;
+  c10::SmallVector<int64_t, TF_MAX_NDIM> shape;
+};
+
+OutputDesc describe_output(const std::string& op, tf_kernel k, const DLTensors& in, size_t i) {
   DLDataType dtype{};
   int32_t ndim = 0;
   int64_t shape[TF_MAX_NDIM] = {};
@@ -53,14 +64,77 @@ at::Tensor allocate_output(const std::string& op, tf_kernel k, const std::vector
   TORCH_CHECK(st.has_value(), op, ": output ", i, " has DLPack dtype (code ",
               static_cast<int>(dtype.code), ", bits ", static_cast<int>(dtype.bits),
               "), which torch cannot hold");
-  return at::empty(at::IntArrayRef(shape, static_cast<size_t>(ndim)),
-                   at::TensorOptions().dtype(*st).device(at::kCPU));
+  return OutputDesc{*st, c10::SmallVector<int64_t, TF_MAX_NDIM>(shape, shape + ndim)};
+}
+
+// The output descriptions of the last call this thread made on one kernel,
+// keyed by its inputs' dtypes and shapes, which are all they depend on. A hit
+// skips tf_kernel_output_desc; nothing is trusted on that account, since
+// tf_kernel_run still checks every input and every output exactly.
+struct OutputMemo {
+  uint64_t owner = 0;  // BoxedKernel::id_; 0: empty
+  c10::SmallVector<DLDataType, kInline> in_dtypes;
+  c10::SmallVector<int64_t, kInline * TF_MAX_NDIM> in_shapes;  // concatenated
+  c10::SmallVector<int32_t, kInline> in_ndims;
+  c10::SmallVector<OutputDesc, kInline> outputs;
+
+  bool matches(uint64_t id, const DLTensors& in) const {
+    if (owner != id || in.size() != in_ndims.size()) return false;
+    size_t at = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const DLTensor& t = in[i];
+      const DLDataType& d = in_dtypes[i];
+      if (t.ndim != in_ndims[i] || t.dtype.code != d.code || t.dtype.bits != d.bits ||
+          t.dtype.lanes != d.lanes)
+        return false;
+      for (int32_t a = 0; a < t.ndim; ++a)
+        if (t.shape[a] != in_shapes[at++]) return false;
+    }
+    return true;
+  }
+
+  void remember(uint64_t id, const DLTensors& in, c10::SmallVector<OutputDesc, kInline> outs) {
+    owner = 0;  // empty until every field is assigned
+    in_dtypes.clear();
+    in_shapes.clear();
+    in_ndims.clear();
+    for (const DLTensor& t : in) {
+      in_dtypes.push_back(t.dtype);
+      in_ndims.push_back(t.ndim);
+      in_shapes.append(t.shape, t.shape + t.ndim);
+    }
+    outputs = std::move(outs);
+    owner = id;
+  }
+};
+
+const c10::SmallVector<OutputDesc, kInline>& output_descs(const std::string& op, tf_kernel k,
+                                                          uint64_t id, size_t n_out,
+                                                          const DLTensors& in) {
+  thread_local OutputMemo memo;
+  if (memo.matches(id, in)) return memo.outputs;
+  c10::SmallVector<OutputDesc, kInline> outs;
+  for (size_t i = 0; i < n_out; ++i) outs.push_back(describe_output(op, k, in, i));
+  memo.remember(id, in, std::move(outs));
+  return memo.outputs;
+}
+
+// A fresh CPU tensor. at::detail::empty_cpu is what at::empty's CPU kernel
+// calls, without the dispatcher round trip.
+at::Tensor allocate(const OutputDesc& d) {
+  return at::detail::empty_cpu(d.shape, d.dtype, /*pin_memory=*/false,
+                               /*memory_format_opt=*/c10::nullopt);
+}
+
+uint64_t next_id() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
 }
 
 }  // namespace
 
 BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name)
-    : kernel_(k), op_name_(std::move(op_name)) {
+    : kernel_(k), op_name_(std::move(op_name)), id_(next_id()) {
   tf_status s = tf_kernel_retain(k);
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_retain", s);
   if ((s = tf_kernel_num_inputs(k, &n_in_)) != TF_OK ||
@@ -74,25 +148,24 @@ BoxedKernel::~BoxedKernel() { tf_kernel_release(kernel_); }
 
 void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
-  std::vector<c10::IValue> args = torch::jit::pop(*stack, n_in_);
-  std::vector<at::Tensor> inputs;
-  std::vector<ManagedPtr> keep;  // DLPack views, released when we return or throw
-  std::vector<DLTensor> in;
+  // The inputs stay on the stack (borrowed, no refcount traffic) until the
+  // outputs replace them.
+  auto args = torch::jit::last(*stack, n_in_);
+  DLTensors in;
   for (size_t i = 0; i < n_in_; ++i) {
-    inputs.push_back(args[i].toTensor());
-    check_input(op_name_, i, inputs.back());
-    keep.push_back(dlpack_view(inputs.back()));
-    in.push_back(keep.back()->dl_tensor);
+    const at::Tensor& t = args[i].toTensor();
+    check_input(op_name_, i, t);
+    in.push_back(dl_view(t));
   }
-  std::vector<at::Tensor> outputs;
-  std::vector<DLTensor> out;
-  for (size_t i = 0; i < n_out_; ++i) {
-    outputs.push_back(allocate_output(op_name_, kernel_, in, i));
-    keep.push_back(dlpack_view(outputs.back()));
-    out.push_back(keep.back()->dl_tensor);
+  c10::SmallVector<at::Tensor, kInline> outputs;
+  DLTensors out;
+  for (const OutputDesc& d : output_descs(op_name_, kernel_, id_, n_out_, in)) {
+    outputs.push_back(allocate(d));
+    out.push_back(dl_view(outputs.back()));
   }
   tf_status s = tf_kernel_run(kernel_, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
+  torch::jit::drop(*stack, n_in_);
   for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
 }
 

@@ -1,7 +1,8 @@
 // The boxed CPU kernel behind every tilefoundry::<op>: pops the input
-// tensors, wraps them zero-copy with at::toDLPack, allocates the outputs with
-// at::empty from tf_kernel_output_desc, calls tf_kernel_run and pushes the
-// outputs. Failures throw c10::Error (RuntimeError in Python) carrying the
+// tensors, views them zero-copy as DLTensors on the stack, allocates the
+// outputs from tf_kernel_output_desc, calls tf_kernel_run and pushes the
+// outputs. The output descriptions are remembered per thread for the last
+// input dtypes and shapes seen (tf_kernel_run re-checks them). Failures throw c10::Error (RuntimeError in Python) carrying the
 // status name and tf_last_error().
 #pragma once
 
@@ -30,6 +31,7 @@ class BoxedKernel final : public c10::OperatorKernel {
   std::string op_name_;  // "tilefoundry::<name>", for messages
   size_t n_in_ = 0;
   size_t n_out_ = 0;
+  uint64_t id_;  // unique for the process's life: the key of the per-thread output memo
 };
 
 }  // namespace tf::torch_ext

@@ -1,5 +1,7 @@
 #include "dtype_map.h"
 
+#include <c10/util/Exception.h>
+
 namespace tf::torch_ext {
 
 namespace {
@@ -44,6 +46,22 @@ bool is_supported_input(at::ScalarType s) {
     default:
       return false;
   }
+}
+
+DLDataType dl_from_scalar_type(at::ScalarType s) {
+  switch (s) {
+    case at::kBool: return {kDLUInt, 8, 1};
+    case at::kChar: return {kDLInt, 8, 1};
+    case at::kInt: return {kDLInt, 32, 1};
+    case at::kLong: return {kDLInt, 64, 1};
+    case at::kHalf: return {kDLFloat, 16, 1};
+    case at::kBFloat16: return {kDLBfloat, 16, 1};
+    case at::kFloat: return {kDLFloat, 32, 1};
+    case at::kDouble: return {kDLFloat, 64, 1};
+    default: break;
+  }
+  TORCH_INTERNAL_ASSERT(false, "dl_from_scalar_type: unsupported dtype ", s);
+  return {};
 }
 
 }  // namespace tf::torch_ext

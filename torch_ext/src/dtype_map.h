@@ -19,4 +19,9 @@ std::optional<at::ScalarType> scalar_type_from_dl(DLDataType t);
 // it as bool.
 bool is_supported_input(at::ScalarType s);
 
+// The DLPack dtype a tensor of type s crosses the ABI as: bool is
+// {kDLUInt, 8} (DLPack 0.6's spelling, same bytes as torch's bool), the
+// others as at::getDLDataType names them. Only for is_supported_input types.
+DLDataType dl_from_scalar_type(at::ScalarType s);
+
 }  // namespace tf::torch_ext
