@@ -167,6 +167,11 @@ class Generator {
     }
     const auto& c = static_cast<const ir::Call&>(*e);
     if (!c.op()) unsupported("a call of function '" + c.callee()->name() + "'");
+    if (is_insert(*c.op())) {
+      check_insert(c);
+      for (const ExprPtr& a : operands(c)) count_uses(a);
+      return;
+    }
     if (dynamic_cast<const ops::RoPE*>(c.op().get())) {
       check_rope(c);
       for (const ExprPtr& a : c.args()) count_uses(a);
@@ -234,6 +239,42 @@ class Generator {
     unsupported("op " + std::string(op->name()));
   }
 
+  static bool is_insert(const ir::Op& op) {
+    return dynamic_cast<const ops::InsertSlice*>(&op) || dynamic_cast<const ops::CacheUpdate*>(&op);
+  }
+
+  // A call's operands with InsertSlice's offsets tuple flattened.
+  static std::vector<ExprPtr> operands(const ir::Call& c) {
+    std::vector<ExprPtr> out;
+    for (const ExprPtr& a : c.args()) {
+      if (auto* t = ir::expr_as<ir::Tuple>(a)) out.insert(out.end(), t->fields().begin(), t->fields().end());
+      else out.push_back(a);
+    }
+    return out;
+  }
+
+  // InsertSlice / CacheUpdate read whole tensors from memory (dst / cache
+  // and update / new) and their integer scalars as values (a Constant is a
+  // literal); every element dtype is copied as stored.
+  void check_insert(const ir::Call& c) {
+    const std::vector<ExprPtr> ops = operands(c);
+    ctype(tensor_type(c).dtype());
+    if (tensor_type(c).rank() > 16) unsupported("an InsertSlice / CacheUpdate of rank > 16");
+    const bool cache = dynamic_cast<const ops::CacheUpdate*>(c.op().get()) != nullptr;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const ExprPtr& a = ops[i];
+      const bool data = cache ? (i == 0 || i == 3) : i < 2;
+      if (a->kind() == ir::ExprKind::kTuple) unsupported("a nested tuple operand");
+      ctype(tensor_type(*a).dtype());
+      if (a->kind() == ir::ExprKind::kConstant) {
+        if (data) unsupported(std::string(c.op()->name()) + " of a constant tensor");
+        continue;
+      }
+      force_.insert(a.get());
+    }
+    may_fail_ = true;  // the window / cur_pos / s checks
+  }
+
   // RoPE reads its operands from memory (q / k rows are read at two
   // offsets): one loop nest computes both rotated outputs.
   void check_rope(const ir::Call& c) {
@@ -282,6 +323,7 @@ class Generator {
     if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return plan(g->tuple());
     auto* c = ir::expr_as<ir::Call>(e);
     if (!c) return;
+    if (is_insert(*c->op())) return plan_insert(e, *c);
     for (const ExprPtr& a : c->args()) plan(a);
     if (dynamic_cast<const ops::RoPE*>(c->op().get())) return emit_rope(e, *c);
     if (!materialized(*c)) return;
@@ -300,6 +342,81 @@ class Generator {
     else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, *r);
     else if (is_layout(*op)) emit_layout(s, *c);
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
+  }
+
+  // The result gets its slot first; a dst / cache computed here and read by
+  // nothing else is then computed straight into that slot, so the insert
+  // writes its window in place (no copy). A dst given as an input (the
+  // caller's, or a loop carry) is copied unless the host passes the result
+  // buffer itself (loop_plan.h: an in-place carry), which the stage checks.
+  void plan_insert(const ExprPtr& e, const ir::Call& c) {
+    size_t s;
+    if (auto it = slot_of_.find(&c); it != slot_of_.end()) {
+      s = it->second;
+    } else {
+      s = add_slot(Slot::kTemp, num_temps_, e);
+      slot_of_[&c] = s;
+    }
+    const ExprPtr& dst = c.args()[0];
+    auto* dc = ir::expr_as<ir::Call>(dst);
+    if (dc && dc->op() && !inputs_.count(dst.get()) && !slot_of_.count(dst.get()) && !planned_.count(dst.get()) &&
+        uses_[dst.get()] == 1 && !dynamic_cast<const ops::RoPE*>(dc->op().get()))
+      slot_of_[dst.get()] = s;
+    for (const ExprPtr& a : operands(c)) plan(a);
+    emit_insert(s, c);
+  }
+
+  // An integer scalar operand of an insert as an int64_t expression.
+  std::string int_operand(const ExprPtr& a) {
+    if (auto* k = ir::expr_as<ir::Constant>(a)) return "INT64_C(" + std::to_string(k->int_value()) + ")";
+    const size_t k = slot_of_.at(a.get());
+    return "static_cast<int64_t>(*static_cast<const " + ctype(slots_[k].type->dtype()) + "*>(B[" + S(k) + "]))";
+  }
+
+  // Checks first (the evaluator's order; a failure records its code and
+  // skips the stage), then copies dst into the result unless they share a
+  // buffer, then writes the window.
+  void emit_insert(size_t s, const ir::Call& c) {
+    const std::vector<ExprPtr> ops = operands(c);
+    const bool cache = dynamic_cast<const ops::CacheUpdate*>(c.op().get()) != nullptr;
+    const size_t d = slot_of_.at(ops[0].get()), u = slot_of_.at(ops[cache ? 3 : 1].get());
+    const size_t r = slots_[s].type->rank();
+    const std::string T = ctype(slots_[s].type->dtype()), D = S(d), U = S(u);
+    std::ostringstream& o = stages_;
+    o << "  { // stage: " << c.op()->name() << (d == s ? " in place" : "") << " -> slot " << s << "\n";
+    o << "  int64_t* info = rt->info; bool ok = true; int64_t win[" << r << "];\n";
+    if (cache) {
+      o << "  const int64_t pos = " << int_operand(ops[1]) << ", cnt = " << int_operand(ops[2]) << ";\n";
+      o << "  if (pos < 0) { info[0] = pos; tf_fail(err, " << kErrCachePos << "); ok = false; }\n";
+      o << "  else if (cnt < 1 || cnt > sh" << U << "[1]) { info[0] = sh" << U << "[1]; info[1] = cnt; tf_fail(err, "
+        << kErrCacheCount << "); ok = false; }\n";
+      o << "  else if (pos + cnt > sh" << D << "[1]) { info[0] = pos; info[1] = cnt; info[2] = sh" << D
+        << "[1]; tf_fail(err, " << kErrCacheEnd << "); ok = false; }\n";
+      o << "  const int64_t off = ok ? pos * st" << s << "[1] : 0;\n";
+      o << "  for (int a = 0; a < 4; ++a) win[a] = sh" << U << "[a];\n  win[1] = cnt;\n";
+    } else {
+      const auto& lit = static_cast<const ops::InsertSlice&>(*c.op()).literal;
+      o << "  const int64_t o_[" << r << "] = {";
+      for (size_t a = 0; a < r; ++a) {
+        if (!lit.empty() && lit[a]) o << (a ? ", " : "") << "INT64_C(" << *lit[a] << ")";
+        else if (2 + a < ops.size()) o << (a ? ", " : "") << int_operand(ops[2 + a]);
+        else unsupported("InsertSlice offsets of this form");
+      }
+      o << "};\n  int64_t off = 0;\n";
+      o << "  for (int a = 0; a < " << r << " && ok; ++a) {\n";
+      o << "    win[a] = sh" << U << "[a];\n";
+      o << "    if (o_[a] < 0 || o_[a] + sh" << U << "[a] > sh" << D << "[a]) { info[0] = o_[a]; info[1] = o_[a] + sh" << U
+        << "[a]; info[2] = a; info[3] = sh" << D << "[a]; tf_fail(err, " << kErrInsertWindow << "); ok = false; }\n";
+      o << "    off += o_[a] * st" << s << "[a];\n  }\n";
+    }
+    o << "  if (ok) {\n";
+    o << "    " << T << "* y = static_cast<" << T << "*>(B[" << s << "]);\n";
+    if (d != s)
+      o << "    if (B[" << s << "] != B[" << D << "]) tf_copy_nd<" << T << ">(y, st" << s << ", static_cast<const " << T
+        << "*>(B[" << D << "]), st" << D << ", sh" << D << ", " << r << ");\n";
+    o << "    tf_copy_nd<" << T << ">(y + off, st" << s << ", static_cast<const " << T << "*>(B[" << U << "]), st" << U
+      << ", win, " << r << ");\n";
+    o << "  }\n  }\n";
   }
 
   // ---- expressions ----------------------------------------------------------

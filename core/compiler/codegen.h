@@ -10,8 +10,9 @@
 // Generated ABI (one extern "C" function named by the caller):
 //   int ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt)
 // returning 0, or a run-time error code (kErrDivByZero, kErrEmptyMean,
-// kErrRopePosition) after
-// every stage ran (outputs then hold unspecified values).
+// kErrRopePosition, ...) after
+// every stage ran (outputs then hold unspecified values; a failing
+// InsertSlice / CacheUpdate writes nothing of its own result).
 // P holds one pointer per slot (inputs, then outputs, then temporaries, which
 // are null: the kernel allocates them); SH / ST hold every slot's shape and
 // strides (in elements), concatenated in slot order. Extents are run-time
@@ -49,6 +50,15 @@ constexpr int kErrDivByZero = 1;
 constexpr int kErrEmptyMean = 2;
 // RoPE: a pos_ids value outside [0, P); rt->info = {value, P}.
 constexpr int kErrRopePosition = 3;
+// InsertSlice: a window outside dst; rt->info = {offset, offset + extent, axis, dst extent}.
+constexpr int kErrInsertWindow = 4;
+// CacheUpdate, in the evaluator's order: rt->info = {cur_pos}; {new.len, s};
+// {cur_pos, s, cache.len}.
+constexpr int kErrCachePos = 5;
+constexpr int kErrCacheCount = 6;
+constexpr int kErrCacheEnd = 7;
+// rt->info holds this many values.
+constexpr int kInfoSize = 4;
 
 // Throws Error(kUnsupported) naming the first construct the code generator
 // does not handle (the caller then runs the evaluator).

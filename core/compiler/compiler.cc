@@ -138,7 +138,7 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
     }
   }
   for (const RuntimeScalar& sc : scalars_) shapes.push_back(resolve_scalar(sc, bindings));
-  int64_t info[2] = {0, 0};
+  int64_t info[kInfoSize] = {0, 0, 0, 0};
   RuntimeTable rt = kRuntime;
   rt.info = info;
   switch (entry_(ptrs.data(), shapes.data(), strides.data(), &rt)) {
@@ -149,6 +149,19 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
     case kErrRopePosition:
       ir::fail(ir::ErrorKind::kRuntime, "'rope': pos_ids value " + std::to_string(info[0]) +
                                             " is out of range for caches of length " + std::to_string(info[1]));
+    case kErrInsertWindow:
+      ir::fail(ir::ErrorKind::kRuntime, "'insert_slice': window [" + std::to_string(info[0]) + ", " +
+                                            std::to_string(info[1]) + ") on axis " + std::to_string(info[2]) +
+                                            " is out of bounds for dst extent " + std::to_string(info[3]));
+    case kErrCachePos:
+      ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos must be >= 0, but is " + std::to_string(info[0]));
+    case kErrCacheCount:
+      ir::fail(ir::ErrorKind::kRuntime, "'cache_update': s must be in [1, new.len = " + std::to_string(info[0]) +
+                                            "], but is " + std::to_string(info[1]));
+    case kErrCacheEnd:
+      ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos + s (" + std::to_string(info[0]) + " + " +
+                                            std::to_string(info[1]) + ") must not exceed cache.len (" +
+                                            std::to_string(info[2]) + ")");
     default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
   }
 }

@@ -1,11 +1,13 @@
 #include "core/compiler/loop_plan.h"
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <unordered_set>
 
 #include "core/compiler/inline.h"
 #include "core/ir/error.h"
+#include "core/ops/tensor/tensor.h"
 
 namespace tf::compiler {
 namespace {
@@ -17,6 +19,8 @@ using runtime::NDArray;
 // A value of a scope: a node, or projection #k of a multi-carry loop (-1: the node itself).
 using Reg = std::pair<const Expr*, int64_t>;
 using Regs = std::map<Reg, NDArray>;
+
+std::atomic<int64_t> g_in_place_runs{0};
 
 [[noreturn]] void unsupported(const std::string& what) {
   ir::fail(ir::ErrorKind::kUnsupported, "native codegen: " + what + " is not compiled yet");
@@ -35,6 +39,9 @@ struct Loop {
   std::vector<RuntimeScalar> bounds;      // start, extent, step
   std::shared_ptr<Scope> init, body;
   std::vector<ir::TensorTypePtr> carried;
+  // Carry k is yielded by an InsertSlice / CacheUpdate of carry k itself,
+  // its only reader: one buffer, written in place from the second iteration.
+  std::vector<bool> in_place;
 };
 
 // Steps in order; the last computes the roots, unless every root is given
@@ -137,7 +144,7 @@ class Builder {
   Loop loop(const ir::GridRegionExpr& g, const std::set<const Expr*>& avail) {
     const auto& f = g.fields();
     const std::string at = g.span().to_string();
-    Loop l{&g, {}, nullptr, nullptr, {}};
+    Loop l{&g, {}, nullptr, nullptr, {}, {}};
     l.bounds.push_back(RuntimeScalar{RuntimeScalar::kLoopStart, f.start, 0, 1, 0, 0, 0, at});
     l.bounds.push_back(RuntimeScalar{RuntimeScalar::kLoopExtent, f.extent, 0, 1, 0, 0, 0, at});
     l.bounds.push_back(RuntimeScalar{RuntimeScalar::kLoopStep, f.step, 0, 1, 0, 0, 0, at});
@@ -150,7 +157,34 @@ class Builder {
     }
     if (f.yield_values.size() != f.carried_args.size()) unsupported("a loop whose yields do not match its carries");
     l.body = scope(f.yield_values, inner);
+    for (size_t k = 0; k < f.carried_args.size(); ++k) l.in_place.push_back(in_place(f, *l.body, k));
     return l;
+  }
+
+  // Whether yield k may overwrite carry k's buffer: the body is one segment
+  // (no inner loop could hand the carry on), yield k is an insert whose dst
+  // is carry k, and nothing else in the body reads carry k.
+  static bool in_place(const ir::GridRegionExpr::Fields& f, const Scope& body, size_t k) {
+    if (!body.loops.empty() || !body.final.kernel) return false;
+    auto* c = ir::expr_as<ir::Call>(f.yield_values[k]);
+    if (!c || !c->op() || c->args().empty() || c->args()[0].get() != f.carried_args[k].get()) return false;
+    if (!dynamic_cast<const ops::InsertSlice*>(c->op().get()) && !dynamic_cast<const ops::CacheUpdate*>(c->op().get()))
+      return false;
+    const Expr* var = f.carried_args[k].get();
+    int refs = 0;
+    std::unordered_set<const Expr*> seen;
+    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+      if (e.get() == var) ++refs;
+      if (!seen.insert(e.get()).second) return;
+      if (auto* call = ir::expr_as<ir::Call>(e))
+        for (const ExprPtr& a : call->args()) walk(a);
+      else if (auto* t = ir::expr_as<ir::Tuple>(e))
+        for (const ExprPtr& a : t->fields()) walk(a);
+      else if (auto* g = ir::expr_as<ir::TupleGetItem>(e))
+        walk(g->tuple());
+    };
+    for (const ExprPtr& y : f.yield_values) walk(y);
+    return refs == 1;
   }
 
   Segment segment(const std::vector<ExprPtr>& roots, const std::set<const Expr*>& avail) {
@@ -213,8 +247,11 @@ std::vector<NDArray> run_loop(const Loop& l, const Regs& regs, const ir::DimBind
                 step = resolve_scalar(l.bounds[2], b);
   std::vector<NDArray> carry = run_scope(*l.init, regs, b, nullptr);
   if (start >= stop) return carry;
-  // The loop-carried buffers: iteration n writes buf[n % 2] and reads the other.
+  // The loop-carried buffers: iteration n writes buf[n % 2] and reads the
+  // other, except that an in-place carry always writes buf[0] (so from the
+  // second iteration on it reads and writes the same buffer).
   std::vector<NDArray> buf[2] = {fresh(l.carried, b), fresh(l.carried, b)};
+  std::vector<NDArray> outs;
   NDArray iv = NDArray::empty(ir::DType::kI64, {});
   ir::DimBindings ib = b;
   Regs body = regs;
@@ -223,7 +260,13 @@ std::vector<NDArray> run_loop(const Loop& l, const Regs& regs, const ir::DimBind
     *static_cast<int64_t*>(iv.data()) = i;
     body[{f.induction_var.get(), -1}] = iv;
     for (size_t k = 0; k < carry.size(); ++k) body[{f.carried_args[k].get(), -1}] = carry[k];
-    carry = run_scope(*l.body, body, ib, &buf[n % 2]);
+    outs = buf[n % 2];
+    for (size_t k = 0; k < carry.size(); ++k) {
+      if (!l.in_place[k]) continue;
+      outs[k] = buf[0][k];
+      if (carry[k].data() == outs[k].data()) g_in_place_runs.fetch_add(1, std::memory_order_relaxed);
+    }
+    carry = run_scope(*l.body, body, ib, &outs);
   }
   return carry;
 }
@@ -311,6 +354,8 @@ void run_loop_plan(const LoopPlan& plan, const std::vector<NDArray>& inputs, con
   for (size_t i = 0; i < plan.params.size(); ++i) regs[{plan.params[i], -1}] = inputs.at(i);
   run_scope(*plan.top, regs, bindings, &outputs);
 }
+
+int64_t loop_carry_in_place_runs() { return g_in_place_runs.load(std::memory_order_relaxed); }
 
 std::string loop_plan_key(const LoopPlan& plan) {
   std::string key;

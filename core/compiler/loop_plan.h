@@ -11,7 +11,10 @@
 // per iteration, with the evaluator's error). Carried values live in two
 // loop-carried buffers per carry, written alternately (a body segment's
 // outputs are disjoint from its inputs), so an iteration allocates no carry
-// and the init values, possibly the caller's inputs, are never written.
+// and the init values, possibly the caller's inputs, are never written. A
+// carry yielded by an InsertSlice / CacheUpdate of itself, and read by
+// nothing else, has one buffer: the first iteration copies the init value
+// into it, later ones write only the window (codegen.h).
 #pragma once
 
 #include <functional>
@@ -38,6 +41,10 @@ std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const Se
 // CompiledFunction::run's contract.
 void run_loop_plan(const LoopPlan& plan, const std::vector<runtime::NDArray>& inputs,
                    const std::vector<runtime::NDArray>& outputs, const ir::DimBindings& bindings);
+
+// How many body runs in this process wrote a loop carry in place (the
+// segment's input and output buffer for it were the same); tests use it.
+int64_t loop_carry_in_place_runs();
 
 // The plan's segments' keys joined, and whether any can fail.
 std::string loop_plan_key(const LoopPlan& plan);

@@ -167,6 +167,27 @@ static inline T tf_narrow(C v) {
 // returns it once every stage has run.
 static inline void tf_fail(int* err, int code) { __atomic_store_n(err, code, __ATOMIC_RELAXED); }
 
+// Copies the r-d array x (shape sh, strides sx) onto y (strides sy), both in
+// elements: InsertSlice / CacheUpdate's copy of dst and their window write.
+// y may equal x only when the strides are equal (then nothing moves).
+template <typename T>
+static void tf_copy_nd(T* y, const int64_t* sy, const T* x, const int64_t* sx, const int64_t* sh, int r) {
+  if (r == 0) { y[0] = x[0]; return; }
+  int64_t outer = 1;
+  for (int a = 0; a + 1 < r; ++a) outer *= sh[a];
+  const int64_t inner = sh[r - 1], iy = sy[r - 1], ix = sx[r - 1];
+  if (inner == 0) return;
+  #pragma omp parallel for schedule(static) if (outer * inner >= 65536)
+  for (int64_t row = 0; row < outer; ++row) {
+    int64_t oy = 0, ox = 0, rem = row;
+    for (int a = r - 2; a >= 0; --a) { const int64_t q = rem % sh[a]; rem /= sh[a]; oy += q * sy[a]; ox += q * sx[a]; }
+    T* yr = y + oy;
+    const T* xr = x + ox;
+    if (iy == 1 && ix == 1) { for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j]; }
+    else { for (int64_t j = 0; j < inner; ++j) yr[j * iy] = xr[j * ix]; }
+  }
+}
+
 // Integer floor division as core/eval's Binary div (Python's //): a zero
 // divisor records error 1 and yields 0; INT_MIN // -1 wraps to INT_MIN.
 template <typename T>
