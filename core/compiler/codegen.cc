@@ -16,6 +16,52 @@
 #include "core/ops/tensor/tensor.h"
 
 namespace tf::compiler {
+
+namespace {
+
+// Rewrites each `#pragma omp parallel for ... if (COND)` loop of generated
+// source into `if (COND) { <parallel loop> } else { <same loop, serial> }`.
+// Rationale: libgomp builds a team even when the if clause is false, which
+// costs more than a small kernel's whole work (per-call overhead of a
+// 1-element op); the plain branch skips the runtime entirely. The generated
+// loops open their body on the `for` line and contain no braces in strings.
+std::string serial_below_threshold(const std::string& src) {
+  std::istringstream in(src);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::ostringstream out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    size_t pragma = l.find("#pragma omp parallel for");
+    size_t cond = l.rfind(" if (");
+    if (pragma == std::string::npos || cond == std::string::npos || i + 1 >= lines.size()) {
+      out << l << "\n";
+      continue;
+    }
+    // The loop: from the `for` line (which opens its body) until its braces balance.
+    size_t end = i + 1;
+    int depth = 0;
+    for (; end < lines.size(); ++end) {
+      for (char c : lines[end]) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+      if (depth <= 0) break;
+    }
+    if (end >= lines.size() || end == i + 1) {  // not a shape we recognize: leave it alone
+      out << l << "\n";
+      continue;
+    }
+    const std::string indent = l.substr(0, pragma);
+    const std::string condition = l.substr(cond + 4);  // "(COND)"
+    out << indent << "if " << condition << " {\n" << l.substr(0, cond) << "\n";
+    for (size_t k = i + 1; k <= end; ++k) out << lines[k] << "\n";
+    out << indent << "} else {\n";
+    for (size_t k = i + 1; k <= end; ++k) out << lines[k] << "\n";
+    out << indent << "}\n";
+    i = end;
+  }
+  return out.str();
+}
+
+}  // namespace
 namespace {
 
 using ir::DType;
@@ -952,7 +998,7 @@ class Generator {
       }
     }
     o << "  const int64_t* RS = SH + " << off << "; (void)RS;\n";
-    o << stages_.str();
+    o << serial_below_threshold(stages_.str());
     for (size_t k = 0; k < slots_.size(); ++k)
       if (slots_[k].kind == Slot::kTemp) o << "  std::free(B[" << k << "]);\n";
     o << "  return __atomic_load_n(err, __ATOMIC_RELAXED);\n";

@@ -117,6 +117,15 @@ TEST_F(FusedKernels, DumpDirReceivesTheSource) {
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("tf_silu<float>"), std::string::npos) << "dumped source lacks the fused silu";
   EXPECT_NE(text.find("extern \"C\" int TF_ENTRY"), std::string::npos);
+  // Small extents skip the OpenMP runtime: each parallel stage loop has a
+  // serial twin chosen by the size threshold (libgomp builds a team even when
+  // an `if` clause is false, which dominated a 1-element call).
+  size_t body = text.find("extern \"C\" int TF_ENTRY");
+  std::string entry = text.substr(body);
+  EXPECT_NE(entry.find("if (outer * inner >= 65536) {\n  #pragma omp parallel for schedule(static)\n"),
+            std::string::npos) << entry;
+  EXPECT_NE(entry.find("} else {"), std::string::npos) << entry;
+  EXPECT_EQ(entry.find("#pragma omp parallel for schedule(static) if ("), std::string::npos) << entry;
 }
 
 TEST(CompilerErrors, UnsupportedOpIsReportedAsUnsupported) {
