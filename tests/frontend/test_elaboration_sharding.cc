@@ -70,6 +70,29 @@ def f(x: )" + sharded + ") -> tuple[" + sharded + ", " + sharded + R"(]:
   }
 }
 
+TEST(HirConformance, Elaboration_PartialCarriedThroughAGridRegionExprReturn) {
+  // The callee's loop carry starts from the sharded parameter: the re-typed
+  // GridRegionExpr (ADD of two Partial(sum) on one axis) keeps the Partial.
+  const std::string sharded = R"(Tensor[(8, 16), f32, ShardLayout(cta, (Broadcast(), Partial("sum")))])";
+  std::string src = std::string(kHeader) + R"(
+@func
+def g(a: Tensor[(8, 16), f32]) -> Tensor[(8, 16), f32]:
+    acc = a
+    for i in range(2):
+        acc = acc + a
+    return acc
+
+@func
+def f(x: )" + sharded + ") -> " + sharded + R"(:
+    return g(x)
+)";
+  ir::ModulePtr m = parse_rt(src);
+  const ir::ShardLayout* l = call_layout(*m);
+  ASSERT_NE(l, nullptr) << m->lookup("f")->body()->type()->to_string();
+  EXPECT_TRUE(l->attrs()[1].is_partial());
+  EXPECT_FALSE(l->attrs()[0].is_partial());
+}
+
 TEST(HirConformance, Elaboration_BodyThatCannotCarryThePartialFailsAtTheOpWithTheCallSite) {
   const std::string sharded = R"(Tensor[(8, 16), f32, ShardLayout(cta, (Broadcast(), Partial("sum")))])";
   std::string src = module("    return exp(a)", sharded, "    return g(x)");
