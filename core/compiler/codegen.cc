@@ -330,7 +330,8 @@ class Generator {
       if (a->kind() == ir::ExprKind::kConstant) unsupported("RoPE of a constant");
       force_.insert(a.get());
     }
-    may_fail_ = true;  // a position out of the caches' range
+    // A position out of the caches' range: may_fail_ is set by emit_rope
+    // unless the check runs before any stage.
   }
 
   // Reshape / Transpose / Slice: a strided copy of a materialized operand.
@@ -646,6 +647,28 @@ class Generator {
     o << "  }\n  }\n  }\n";
   }
 
+  // `for (j in [0, inner)) stmt` under `#pragma omp simd <clauses>`, cut in
+  // chunks of 1 KiB of f32; before each chunk it prefetches the matching
+  // part of the next row of every leaf read along the row (fast path only:
+  // is<k> == 1). A row operation's later passes work from cache, so this
+  // overlaps the next row's memory reads with their arithmetic.
+  void emit_prefetched_pass(const Stage& st, std::ostringstream& o, const std::string& clauses,
+                            const std::string& stmt) {
+    o << "      for (int64_t j0 = 0; j0 < inner; j0 += 256) {\n";
+    o << "        const int64_t j1 = j0 + 256 < inner ? j0 + 256 : inner;\n";
+    if (st.rank >= 2) {
+      for (size_t k : st.leaves) {
+        if (st.inner_zero.count(k)) continue;
+        const std::string T = ctype(slots_[k].type->dtype());
+        o << "        if (is" << k << " == 1) for (int64_t pj = j0; pj < j1; pj += 64 / sizeof(" << T
+          << ")) __builtin_prefetch(x" << k << " + bs" << k << "[" << st.rank - 2 << "] + pj, 0, 3);\n";
+      }
+    }
+    o << "        #pragma omp simd" << (clauses.empty() ? "" : " " + clauses) << "\n";
+    o << "        for (int64_t j = j0; j < j1; ++j) " << stmt << "\n";
+    o << "      }\n";
+  }
+
   // A row operation over the last axis: one task per row, the row's input
   // expression re-evaluated per pass (it stays in cache between passes).
   void emit_row(size_t s, const ir::Call& c, const std::string& kind, double eps) {
@@ -692,9 +715,8 @@ class Generator {
         o << "      #pragma omp simd reduction(+:mean)\n";
         o << "      for (int64_t j = 0; j < inner; ++j) mean += static_cast<double>(" << x << ");\n";
         o << "      mean /= static_cast<double>(inner);\n";
-        o << "      #pragma omp simd reduction(+:var)\n";
-        o << "      for (int64_t j = 0; j < inner; ++j) { const double d = static_cast<double>(" << x
-          << ") - mean; var += d * d; }\n";
+        emit_prefetched_pass(st, o, "reduction(+:var)",
+                             "{ const double d = static_cast<double>(" + x + ") - mean; var += d * d; }");
         o << "      var /= static_cast<double>(inner);\n";
         o << "      const double rstd = 1.0 / std::sqrt(var + " << float_literal(eps, DType::kF64) << ");\n";
         o << "      #pragma omp simd\n";
@@ -706,15 +728,15 @@ class Generator {
         o << "      #pragma omp simd reduction(max:m)\n";
         o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " v = " << x << "; m = v > m ? v : m; }\n";
         o << "      " << C << " sum = 0;\n";
-        o << "      #pragma omp simd reduction(+:sum)\n";
         if (!is_half(dt)) {
-          o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " ev = tf_exp(static_cast<" << C
-            << ">((" << x << ") - m)); y[j] = ev; sum += ev; }\n";
+          emit_prefetched_pass(st, o, "reduction(+:sum)",
+                               "{ const " + C + " ev = tf_exp(static_cast<" + C + ">((" + x + ") - m)); y[j] = ev; sum += ev; }");
           o << "      #pragma omp simd\n";
           o << "      for (int64_t j = 0; j < inner; ++j) y[j] = y[j] / sum;\n";
         } else {
           // The exponentials stay in float until the division (core/eval
           // keeps them in a float buffer): recompute instead of storing them.
+          o << "      #pragma omp simd reduction(+:sum)\n";
           o << "      for (int64_t j = 0; j < inner; ++j) sum += tf_exp(static_cast<" << C << ">((" << x << ") - m));\n";
           o << "      #pragma omp simd\n";
           o << "      for (int64_t j = 0; j < inner; ++j) y[j] = tf_narrow<" << T << ">(tf_exp(static_cast<" << C
@@ -751,15 +773,37 @@ class Generator {
     const std::string T = ctype(dt), C = ctc(dt), PT = ctype(slots_[in[4]].type->dtype());
     const std::string q = S(in[0]), cs = S(in[2]), sn = S(in[3]), ps = S(in[4]);
     std::ostringstream& o = stages_;
+    // The position check, serial and in (b, s) order. When the positions
+    // are a parameter it runs first in the entry, before any stage writes an
+    // output, so a bad position leaves the outputs untouched and the kernel
+    // need not count as may_fail (its callers may then write in place).
+    const bool hoist = slots_[in[4]].kind == Slot::kInput;
+    auto check = [&](std::ostringstream& c, const std::string& fail) {
+      c << "  const int64_t Bn = sh" << q << "[0], Sn = sh" << q << "[1], D = sh" << q << "[3], half = D / 2, Pn = sh"
+        << cs << "[0]; (void)D; (void)half;\n";
+      c << "  const " << PT << "* pos = static_cast<const " << PT << "*>(" << (hoist ? "P[" : "B[") << ps << "]);\n";
+      c << "  bool ok = true;\n";
+      c << "  for (int64_t t = 0; ok && t < Bn * Sn; ++t) {\n";
+      c << "    const int64_t p = static_cast<int64_t>(pos[(t / Sn) * st" << ps << "[0] + (t % Sn) * st" << ps
+        << "[1]]);\n";
+      c << "    if (p < 0 || p >= Pn) { rt->info[0] = p; rt->info[1] = Pn; " << fail << " }\n";
+      c << "  }\n";
+    };
+    if (hoist) {
+      prechecks_ << "  { // precheck: rope positions\n";
+      check(prechecks_, "return " + S(kErrRopePosition) + ";");
+      prechecks_ << "  }\n";
+    } else {
+      may_fail_ = true;
+    }
     o << "  { // stage: rope -> slots " << out[0] << ", " << out[1] << "\n";
-    o << "  const int64_t Bn = sh" << q << "[0], Sn = sh" << q << "[1], D = sh" << q << "[3], half = D / 2, Pn = sh"
-      << cs << "[0];\n";
-    o << "  const " << PT << "* pos = static_cast<const " << PT << "*>(B[" << ps << "]);\n";
-    o << "  bool ok = true;\n";
-    o << "  for (int64_t t = 0; ok && t < Bn * Sn; ++t) {\n";
-    o << "    const int64_t p = static_cast<int64_t>(pos[(t / Sn) * st" << ps << "[0] + (t % Sn) * st" << ps << "[1]]);\n";
-    o << "    if (p < 0 || p >= Pn) { rt->info[0] = p; rt->info[1] = Pn; tf_fail(err, 3); ok = false; }\n";
-    o << "  }\n";
+    if (hoist) {
+      o << "  const int64_t Bn = sh" << q << "[0], Sn = sh" << q << "[1], D = sh" << q << "[3], half = D / 2;\n";
+      o << "  const " << PT << "* pos = static_cast<const " << PT << "*>(B[" << ps << "]);\n";
+      o << "  const bool ok = true;\n";
+    } else {
+      check(o, "tf_fail(err, " + S(kErrRopePosition) + "); ok = false;");
+    }
     o << "  const " << T << "* cb = static_cast<const " << T << "*>(B[" << cs << "]);\n";
     o << "  const " << T << "* sb = static_cast<const " << T << "*>(B[" << sn << "]);\n";
     o << "  const bool fast = st" << cs << "[1] == 1 && st" << sn << "[1] == 1 && st" << q << "[3] == 1 && st"
@@ -989,15 +1033,16 @@ class Generator {
       o << "  const int64_t* sh" << k << " = SH + " << off << "; const int64_t* st" << k << " = ST + " << off
         << "; (void)sh" << k << "; (void)st" << k << ";\n";
       off += rk;
-      if (slots_[k].kind == Slot::kTemp) {
-        o << "  { int64_t n = 1; for (int a = 0; a < " << rk << "; ++a) n *= sh" << k << "[a];\n";
-        o << "    B[" << k << "] = std::malloc(static_cast<size_t>(n > 0 ? n : 1) * sizeof("
-          << ctype(slots_[k].type->dtype()) << ")); }\n";
-      } else {
-        o << "  B[" << k << "] = P[" << k << "];\n";
-      }
+      if (slots_[k].kind != Slot::kTemp) o << "  B[" << k << "] = P[" << k << "];\n";
     }
     o << "  const int64_t* RS = SH + " << off << "; (void)RS;\n";
+    o << prechecks_.str();  // may return: nothing is allocated or written yet
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      if (slots_[k].kind != Slot::kTemp) continue;
+      o << "  { int64_t n = 1; for (int a = 0; a < " << slots_[k].type->rank() << "; ++a) n *= sh" << k << "[a];\n";
+      o << "    B[" << k << "] = std::malloc(static_cast<size_t>(n > 0 ? n : 1) * sizeof("
+        << ctype(slots_[k].type->dtype()) << ")); }\n";
+    }
     o << serial_below_threshold(stages_.str());
     for (size_t k = 0; k < slots_.size(); ++k)
       if (slots_[k].kind == Slot::kTemp) o << "  std::free(B[" << k << "]);\n";
@@ -1018,6 +1063,7 @@ class Generator {
   std::unordered_set<const Expr*> force_;
   std::map<std::pair<const Expr*, int64_t>, const Expr*> projections_;  // (call, index) -> its TupleGetItem
   std::unordered_set<const Expr*> planned_;
+  std::ostringstream prechecks_;  // run before any allocation or stage; may return an error code
   std::ostringstream stages_;
   bool may_fail_ = false;
   std::vector<RuntimeScalar> scalars_;

@@ -12,7 +12,9 @@
 // returning 0, or a run-time error code (kErrDivByZero, kErrEmptyMean,
 // kErrRopePosition, ...) after
 // every stage ran (outputs then hold unspecified values; a failing
-// InsertSlice / CacheUpdate writes nothing of its own result).
+// InsertSlice / CacheUpdate writes nothing of its own result). Checks of
+// parameters alone (RoPE's positions) run first and return before anything
+// is allocated or written; they do not make Program::may_fail true.
 // P holds one pointer per slot (inputs, then outputs, then temporaries, which
 // are null: the kernel allocates them); SH / ST hold every slot's shape and
 // strides (in elements), concatenated in slot order. Extents are run-time
@@ -39,7 +41,7 @@ struct Slot {
 struct Program {
   std::vector<Slot> slots;  // inputs, then outputs, then temporaries
   std::string body;         // defines extern "C" int TF_ENTRY(...)
-  bool may_fail = false;    // the entry can return a nonzero code
+  bool may_fail = false;    // the entry can return a nonzero code after writing an output
   // Resolved by the host per call and appended to SH after every slot's
   // shape; the entry reads them as RS[i] (scalars.h).
   std::vector<RuntimeScalar> scalars;

@@ -47,7 +47,9 @@ class CompiledFunction {
 
   // The cache key: a hash of the generated source, compiler and flags.
   const std::string& key() const { return key_; }
-  // Whether run() can throw (the function divides integers or takes a mean).
+  // Whether run() can throw after writing into `outputs` (the function
+  // divides integers, takes a mean, ...). A check that runs before anything
+  // is written (RoPE positions given as a parameter) leaves this false.
   bool may_fail() const { return may_fail_; }
 
  private:
