@@ -300,7 +300,7 @@ TEST(VirtualMesh, RMSNorm_RejectsAnyPartialOperand) {
 // ---- Reshape (view rule; the Split-divide is test_virtual_mesh_reshape.cc) ------
 
 TEST(VirtualMesh, Reshape_FullyBroadcastInputReshapesToPlainOutput) {
-  check_same_answer({{kS, {kB}}}, [](auto& p) { return call<ops::Reshape>({p[0]}, ir::Shape{128}); });
+  check_same_answer({{kS, {kB}}}, [](auto& p) { return call<ops::Reshape>({p[0]}, ir::Shape{ir::ShapeDim(128)}); });
 }
 
 TEST(VirtualMesh, Reshape_ViewOverWholeLayoutPositionsCarriesSplit) {
@@ -309,7 +309,7 @@ TEST(VirtualMesh, Reshape_ViewOverWholeLayoutPositionsCarriesSplit) {
 }
 
 TEST(VirtualMesh, Reshape_PartialCarriesThroughUnchanged) {
-  check_same_answer({{kS, {kPSum}}}, [](auto& p) { return call<ops::Reshape>({p[0]}, ir::Shape{128}); });
+  check_same_answer({{kS, {kPSum}}}, [](auto& p) { return call<ops::Reshape>({p[0]}, ir::Shape{ir::ShapeDim(128)}); });
 }
 
 // ---- Gather (test_sharding_layouts.cc) -------------------------------------------
@@ -352,7 +352,7 @@ TEST(VirtualMesh, InsertSlice_PartialDstRequiresIdenticalUpdateState) {
   for (Reduction r : {Reduction::kSum, Reduction::kMax}) {
     check_same_answer({{{8}, {partial(r)}}, {{2}, {partial(r)}}}, [](auto& p) {
       auto off = ir::Constant::make_int(3, DType::kI64);
-      return call<ops::InsertSlice>({p[0], p[1], off}, std::vector<std::optional<int64_t>>{3});
+      return call<ops::InsertSlice>({p[0], p[1], off}, std::vector<std::optional<int64_t>>{std::optional<int64_t>(3)});
     });
   }
 }
