@@ -1,5 +1,7 @@
 #include "capi/kernel.h"
 
+#include "capi/tensor_args.h"
+
 #include <atomic>
 
 #include "capi/aot.h"
@@ -40,24 +42,6 @@ std::vector<ir::TensorTypePtr> result_types(const ir::Function& fn) {
     check_rank(*out[i], "output #" + std::to_string(i) + " of '" + fn.name() + "'");
   }
   return out;
-}
-
-// [first, last) bytes an array's elements can touch.
-std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) {
-  const char* base = static_cast<const char*>(a.data());
-  int64_t lo = 0, hi = 0;
-  for (size_t d = 0; d < a.ndim(); ++d) {
-    if (a.shape()[d] == 0) return {base, base};
-    int64_t reach = (a.shape()[d] - 1) * a.strides()[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  const int64_t bytes = ir::dtype_bytes(a.dtype());
-  return {base + lo * bytes, base + (hi + 1) * bytes};
-}
-
-bool overlaps(const runtime::NDArray& a, const runtime::NDArray& b) {
-  auto sa = byte_span(a), sb = byte_span(b);
-  return sa.first < sb.second && sb.first < sa.second;
 }
 
 bool same_descs(const std::vector<sema::ArgDesc>& a, const std::vector<sema::ArgDesc>& b) {
@@ -161,11 +145,11 @@ bool Kernel::run_into(const std::vector<sema::ArgDesc>& input_descs,
   for (const runtime::NDArray& o : outputs) {
     if (!o.is_contiguous()) return false;
     for (const runtime::NDArray& i : inputs)
-      if (overlaps(o, i)) return false;
+      if (tensors_overlap(o, i)) return false;
   }
   for (size_t a = 0; a < outputs.size(); ++a)
     for (size_t b = a + 1; b < outputs.size(); ++b)
-      if (overlaps(outputs[a], outputs[b])) return false;
+      if (tensors_overlap(outputs[a], outputs[b])) return false;
   native_->run(inputs, outputs, bind(input_descs).bindings);
   return true;
 }

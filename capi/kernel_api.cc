@@ -79,33 +79,11 @@ std::vector<runtime::NDArray> checked_outputs(const Kernel& k, DLTensor* out, si
   return views;
 }
 
-// [first, last) bytes an array's elements can touch. No overflow: a
-// non-empty tensor's reach was bounded by describe_tensor; an empty one, whose
-// strides may be anything, touches nothing (fuzz finding: tested first).
-std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) {
-  const char* base = static_cast<const char*>(a.data());
-  if (a.numel() == 0) return {base, base};
-  int64_t lo = 0, hi = 0, compact = 1;
-  for (size_t d = a.ndim(); d-- > 0;) {
-    int64_t stride = d < a.strides().size() ? a.strides()[d] : compact;
-    compact *= a.shape()[d];
-    int64_t reach = (a.shape()[d] - 1) * stride;
-    (reach < 0 ? lo : hi) += reach;
-  }
-  int64_t bytes = ir::dtype_bytes(a.dtype());
-  return {base + lo * bytes, base + (hi + 1) * bytes};
-}
-
-bool overlaps(const runtime::NDArray& a, const runtime::NDArray& b) {
-  auto sa = byte_span(a), sb = byte_span(b);
-  return sa.first < sb.second && sb.first < sa.second;
-}
-
 // Rationale: the evaluator promises fresh arrays; this makes sure that what
 // tf_kernel_call hands over never aliases a borrowed input, whatever it returns.
 runtime::NDArray owned(runtime::NDArray r, const std::vector<runtime::NDArray>& inputs) {
   bool copy = !r.is_contiguous();
-  for (const auto& in : inputs) copy = copy || overlaps(r, in);
+  for (const auto& in : inputs) copy = copy || tensors_overlap(r, in);
   if (!copy) return r;
   runtime::NDArray fresh = runtime::NDArray::empty(r.dtype(), r.shape());
   r.copy_to(fresh);

@@ -200,4 +200,26 @@ void require_same_desc(const sema::ArgDesc& expected, const sema::ArgDesc& got,
   }
 }
 
+// [first, last) bytes an array's elements can touch. No overflow: a
+// non-empty tensor's reach was bounded by describe_tensor; an empty one, whose
+// strides may be anything, touches nothing (fuzz finding: tested first).
+static std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) {
+  const char* base = static_cast<const char*>(a.data());
+  if (a.numel() == 0) return {base, base};
+  int64_t lo = 0, hi = 0, compact = 1;
+  for (size_t d = a.ndim(); d-- > 0;) {
+    int64_t stride = d < a.strides().size() ? a.strides()[d] : compact;
+    compact *= a.shape()[d];
+    int64_t reach = (a.shape()[d] - 1) * stride;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  int64_t bytes = ir::dtype_bytes(a.dtype());
+  return {base + lo * bytes, base + (hi + 1) * bytes};
+}
+
+bool tensors_overlap(const runtime::NDArray& a, const runtime::NDArray& b) {
+  auto sa = byte_span(a), sb = byte_span(b);
+  return sa.first < sb.second && sb.first < sa.second;
+}
+
 }  // namespace tf::capi
