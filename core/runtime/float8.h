@@ -17,39 +17,28 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
+
+#include "core/runtime/half.h"  // half_detail::float_bits / bits_float
 
 namespace tf::runtime {
 
-namespace f8_detail {
-inline uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-inline float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-}  // namespace f8_detail
 
 struct Float8E4M3 {
   uint8_t bits = 0;
 
   // c10::detail::fp8e4m3fn_from_fp32_value.
   static Float8E4M3 from_float(float f) {
-    using namespace f8_detail;
+    using namespace half_detail;
     constexpr uint32_t kNanBound = UINT32_C(1087) << 20;  // 480.0f; [464, 480) reaches NaN by rounding
     constexpr uint32_t kDenormMask = UINT32_C(141) << 23;
-    uint32_t u = f8_detail::bits(f);
+    uint32_t u = half_detail::float_bits(f);
     const uint32_t sign = u & UINT32_C(0x80000000);
     u ^= sign;
     uint8_t r;
     if (u >= kNanBound) {
       r = 0x7F;
     } else if (u < (UINT32_C(121) << 23)) {  // below 2^-6, the least normal
-      u = f8_detail::bits(from_bits(u) + from_bits(kDenormMask));
+      u = half_detail::float_bits(bits_float(u) + bits_float(kDenormMask));
       r = static_cast<uint8_t>(u - kDenormMask);
     } else {
       const uint32_t mant_odd = (u >> 20) & 1;
@@ -66,7 +55,7 @@ struct Float8E4M3 {
     float v;
     if (e == 0xF && m == 0x7) v = __builtin_nanf("");
     else if (e == 0) v = static_cast<float>(m) * 0x1.0p-9f;  // subnormal: m * 2^-6 / 8
-    else v = (1.0f + static_cast<float>(m) / 8.0f) * f8_detail::from_bits((e - 7 + 127) << 23);
+    else v = (1.0f + static_cast<float>(m) / 8.0f) * half_detail::bits_float((e - 7 + 127) << 23);
     return neg ? -v : v;
   }
 };
@@ -76,7 +65,7 @@ struct Float8E8M0 {
 
   // c10::detail::fp8e8m0fnu_from_fp32_value.
   static Float8E8M0 from_float(float f) {
-    const uint32_t u = f8_detail::bits(f);
+    const uint32_t u = half_detail::float_bits(f);
     uint32_t e = (u >> 23) & 0xFF;
     if (e == 0xFF) return Float8E8M0{0xFF};
     const bool g = u & 0x400000, r = u & 0x200000, s = u & 0x1FFFFF;
@@ -88,7 +77,7 @@ struct Float8E8M0 {
   float to_float() const {
     if (bits == 0xFF) return __builtin_nanf("");
     if (bits == 0) return 0x1.0p-127f;  // a float32 subnormal
-    return f8_detail::from_bits(static_cast<uint32_t>(bits) << 23);
+    return half_detail::bits_float(static_cast<uint32_t>(bits) << 23);
   }
 };
 
