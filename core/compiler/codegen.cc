@@ -1,7 +1,5 @@
 #include "core/compiler/codegen.h"
 
-#include <cmath>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -9,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/compiler/emit_util.h"
 #include "core/compiler/inline.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
@@ -69,60 +68,6 @@ using ir::Expr;
 using ir::ExprPtr;
 using ops::BinaryKind;
 using ops::UnaryKind;
-
-[[noreturn]] void unsupported(const std::string& what) {
-  ir::fail(ir::ErrorKind::kUnsupported, "native codegen: " + what + " is not compiled yet");
-}
-
-std::string ctype(DType d) {
-  switch (d) {
-    case DType::kBool: return "bool";
-    case DType::kI8: return "int8_t";
-    case DType::kI32: return "int32_t";
-    case DType::kI64: return "int64_t";
-    case DType::kF32: return "float";
-    case DType::kF64: return "double";
-    case DType::kF16: return "tf_f16";
-    case DType::kBF16: return "tf_bf16";
-    default: unsupported("dtype " + std::string(ir::dtype_name(d)));
-  }
-}
-
-bool is_half(DType d) { return d == DType::kF16 || d == DType::kBF16; }
-
-// The type values of dtype d are computed in: float for f16 / bf16.
-std::string ctc(DType d) { return is_half(d) ? "float" : ctype(d); }
-
-// An op's result of dtype d, rounded to d's storage precision.
-std::string rnd(DType d, const std::string& v) {
-  if (d == DType::kF16) return "tf_rf16(" + v + ")";
-  if (d == DType::kBF16) return "tf_rbf16(" + v + ")";
-  return v;
-}
-
-const ir::TensorType& tensor_type(const Expr& e) {
-  auto* t = dynamic_cast<const ir::TensorType*>(e.type().get());
-  if (!t) unsupported("a non-tensor value");
-  return *t;
-}
-
-bool is_static_one(const ir::ShapeDim& d) { return d.is_static() && d.value() == 1; }
-
-std::string float_literal(double v, DType d) {
-  if (is_half(d)) return rnd(d, float_literal(v, DType::kF32));
-  std::string t = ctype(d);
-  if (std::isnan(v)) return "((" + t + ")std::numeric_limits<double>::quiet_NaN())";
-  if (std::isinf(v)) return std::string("((") + t + ")" + (v < 0 ? "-" : "") + "std::numeric_limits<double>::infinity())";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return "((" + t + ")" + buf + ")";
-}
-
-std::string int_literal(int64_t v, DType d) {
-  if (d == DType::kBool) return v ? "true" : "false";
-  if (v == INT64_MIN) return "((" + ctype(d) + ")std::numeric_limits<int64_t>::min())";
-  return "((" + ctype(d) + ")INT64_C(" + std::to_string(v) + "))";
-}
 
 // One loop nest under construction: its iteration rank and the slots it reads.
 struct Stage {
@@ -565,8 +510,6 @@ class Generator {
   }
 
   // ---- stages ---------------------------------------------------------------
-
-  std::string S(size_t s) const { return std::to_string(s); }
 
   // Declares bs<k>[] (broadcast strides of each leaf against the iteration
   // shape of slot `it`, rank r) and the fast-path test.
