@@ -3,11 +3,11 @@
 #include <atomic>
 
 #include <ATen/ATen.h>
-#include <ATen/EmptyTensor.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/Exception.h>
 
 #include "dtype_map.h"
+#include "huge_pages.h"
 
 namespace tf::torch_ext {
 
@@ -119,13 +119,6 @@ const c10::SmallVector<OutputDesc, kInline>& output_descs(const std::string& op,
   return memo.outputs;
 }
 
-// A fresh CPU tensor. at::detail::empty_cpu is what at::empty's CPU kernel
-// calls, without the dispatcher round trip.
-at::Tensor allocate(const OutputDesc& d) {
-  return at::detail::empty_cpu(d.shape, d.dtype, /*pin_memory=*/false,
-                               /*memory_format_opt=*/c10::nullopt);
-}
-
 uint64_t next_id() {
   static std::atomic<uint64_t> counter{0};
   return ++counter;
@@ -160,7 +153,7 @@ void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
   for (const OutputDesc& d : output_descs(op_name_, kernel_, id_, n_out_, in)) {
-    outputs.push_back(allocate(d));
+    outputs.push_back(empty_output(d.shape, d.dtype));
     out.push_back(dl_view(outputs.back()));
   }
   tf_status s = tf_kernel_run(kernel_, in.data(), in.size(), out.data(), out.size());
