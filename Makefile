@@ -43,8 +43,9 @@ test: test-core test-python
 test-long: build
 	TF_RANDOM_PROGRAMS=5000 $(BUILD)/bin/tf_compiler_tests --gtest_filter=RandomPrograms.*
 
+# The torch.compile column needs a torch 2.x: make test-torch2's venv, when built.
 bench: build
-	$(PYTHON) bench/bench.py
+	$(PYTHON) bench/bench.py $(if $(wildcard $(TORCH2_PY)),--torch2-python $(TORCH2_PY))
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

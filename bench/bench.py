@@ -7,8 +7,16 @@ and ATEN_CPU_CAPABILITY=avx512), torch.compile (when a torch 2.x exists),
 TileFoundry through torch.ops.tilefoundry (which allocates its outputs) and
 through tf_kernel_run into preallocated outputs; ratios; achieved GB/s and %
 of a STREAM triad measured in the same process. MatMul is reported in
-GFLOP/s against OpenBLAS called directly (numpy). Also: per-call overhead
-against torch.add on one element, and cold / warm compile time.
+GFLOP/s against OpenBLAS called directly (numpy) and oneDNN (the torch 2.x
+build's, through torch._C._nn.mkldnn_linear on pre-converted operands).
+Also: per-call overhead against torch.add on one element, and cold / warm
+compile time.
+
+torch.compile needs a torch 2.x, which is not the Debian torch 1.13 the
+rest runs under: given --torch2-python (make bench passes the venv of
+make test-torch2 when it exists), an extra child per thread count runs the
+same eager functions through torch.compile (Inductor, default mode) in that
+interpreter, and its medians join the same table.
 
 Each (thread count, ATen capability) runs in its own child process, since
 torch reads ATEN_CPU_CAPABILITY and the thread pools are set at start-up.
@@ -183,13 +191,7 @@ def child(args):
         res["overhead_tf_us"] = median_s(lambda: op_add(one, one), calls) * 1e6
         res["overhead_add_us"] = median_s(lambda: torch.add(one, one), calls) * 1e6
     for op, fn in eager.items():
-        if op == "RoPE rotate-half":
-            shapes = QUICK_ROPE_SHAPES if args.quick else ROPE_SHAPES
-        elif args.quick:
-            shapes = QUICK_MATMUL_SHAPES if op == "matmul" else QUICK_SHAPES
-        else:
-            shapes = MATMUL_SHAPES if op == "matmul" else SHAPES
-        for label, shape in shapes.items():
+        for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
             runs = 3 if args.quick else 10 if label == "large" else 100
             r = {"eager": median_s(lambda: fn(*inputs), runs)}
@@ -212,6 +214,47 @@ def child(args):
                 r["alloc_only"] = median_s(lambda: [torch.empty_like(o).fill_(0) for o in outs], runs)
             res["ops"][f"{op}|{label}|{shape}"] = r
     print(json.dumps(res))
+
+
+def inductor_child(args):
+    """Runs under a torch 2.x: torch.compile of each eager function, per shape
+    (compiled and warmed before timing), and oneDNN's GEMM for matmul."""
+    import torch
+    global MIN_TIME
+    torch.set_num_threads(args.threads)
+    if args.quick:
+        MIN_TIME = 0.0
+    res = {"threads": args.threads, "torch": torch.__version__, "ops": {}}
+    for op, fn in eager_ops(torch).items():
+        for label, shape in shapes_of(op, args.quick).items():
+            inputs = make_inputs(torch, op, shape)
+            runs = 3 if args.quick else 10 if label == "large" else 100
+            compiled = torch.compile(fn)
+            compiled(*inputs)
+            r = {"inductor": median_s(lambda: compiled(*inputs), runs)}
+            if op == "matmul":
+                a = inputs[0].to_mkldnn()
+                bt = inputs[1].t().contiguous().to_mkldnn()  # mkldnn_linear takes [out, in] weights
+                r["onednn"] = median_s(lambda: torch._C._nn.mkldnn_linear(a, bt, None), runs)
+            res["ops"][f"{op}|{label}|{shape}"] = r
+    print(json.dumps(res))
+
+
+def shapes_of(op, quick):
+    if op == "RoPE rotate-half":
+        return QUICK_ROPE_SHAPES if quick else ROPE_SHAPES
+    if op == "matmul":
+        return QUICK_MATMUL_SHAPES if quick else MATMUL_SHAPES
+    return QUICK_SHAPES if quick else SHAPES
+
+
+def run_inductor_child(python, threads, quick):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    cmd = [python, __file__, "--inductor-child", "--threads", str(threads)] + (["--quick"] if quick else [])
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"bench torch.compile child ({python}, {threads} thread(s)) failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run_child(threads, capability, cache_dir, quick):
@@ -241,41 +284,69 @@ def fmt_ms(s):
     return f"{s * 1e3:.3f}" if s is not None else "n/a"
 
 
-def report(results, cold, warm, torch_version, thread_counts=(1, 2)):
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else "n/a"
+
+
+def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
+    """inductor: {threads: inductor_child result} (empty without a torch 2.x)."""
     lines = []
     w = lines.append
     w(f"# TileFoundry bench — {datetime.date.today().isoformat()}\n")
-    w(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    w(f"Machine: {cpu_model()}, {os.cpu_count()} cores, "
       f"{platform.platform()}; torch {torch_version}. Medians; times in ms. "
-      "ratio = eager / TileFoundry (> 1: TileFoundry faster). tf = torch.ops.tilefoundry (allocates "
-      "its outputs), tf-pre = tf_kernel_run into preallocated outputs; alloc = torch.empty_like().fill_(0) "
-      "of the outputs, the page-fault cost every fresh large output pays.\n")
-    major = int(torch_version.split(".")[0])
-    w("torch.compile (Inductor): " + ("installed" if major >= 2 else "not installed (torch 1.x)") + "\n")
+      "x peer = peer time / TileFoundry time (> 1: TileFoundry faster). tf = torch.ops.tilefoundry "
+      "(allocates its outputs: 4 MiB and more in huge pages), tf-pre = tf_kernel_run into preallocated "
+      "outputs (through ctypes: ~5 us more per call than tf); alloc = torch.empty_like().fill_(0) of the "
+      "outputs, the page-fault cost every fresh eager output pays.\n")
+    if inductor:
+        w(f"torch.compile (Inductor, default mode): torch {next(iter(inductor.values()))['torch']} "
+          "in its own process; oneDNN is that build's.\n")
+    else:
+        w("torch.compile (Inductor): not measured, no torch 2.x given (make test-torch2 builds its venv; "
+          "then make bench uses it).\n")
     by = {(r["threads"], r["capability"]): r for r in results}
     for threads in thread_counts:
         d, x = by[(threads, "default")], by[(threads, "avx512")]
+        ind = inductor.get(threads, {"ops": {}})["ops"]
         w(f"\n## {threads} thread(s) — STREAM triad {d['triad_gbs']:.1f} GB/s\n")
-        w("| op | shape | eager | eager avx512 | tf | tf-pre | alloc | x eager | x avx512 | GB/s tf-pre | % triad | max err |")
-        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        w("| op | shape | eager | eager avx512 | inductor | tf | tf-pre | alloc | x eager | x avx512 | "
+          "x inductor | GB/s tf-pre | % triad | max err |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for key, r in d["ops"].items():
             op, label, shape = key.split("|")
             if op == "matmul":
                 continue
             ra = x["ops"][key]
+            ti = ind.get(key, {}).get("inductor")
             gbs = r["bytes"] / r["tf_prealloc"] / 1e9
-            w(f"| {op} | {label} {shape} | {fmt_ms(r['eager'])} | {fmt_ms(ra['eager'])} | {fmt_ms(r['tf'])} | "
-              f"{fmt_ms(r['tf_prealloc'])} | {fmt_ms(r['alloc_only'])} | {r['eager'] / r['tf']:.2f} | "
-              f"{ra['eager'] / r['tf']:.2f} | {gbs:.1f} | {100 * gbs / d['triad_gbs']:.0f}% | {r['max_err']:.1e} |")
-        w("\n| matmul | shape | torch.mm ms | OpenBLAS (numpy) GFLOP/s | tf GFLOP/s | tf-pre GFLOP/s | tf-pre / OpenBLAS | oneDNN |")
-        w("|---|---|---:|---:|---:|---:|---:|---|")
+            w(f"| {op} | {label} {shape} | {fmt_ms(r['eager'])} | {fmt_ms(ra['eager'])} | {fmt_ms(ti)} | "
+              f"{fmt_ms(r['tf'])} | {fmt_ms(r['tf_prealloc'])} | {fmt_ms(r['alloc_only'])} | "
+              f"{ratio(r['eager'], r['tf'])} | {ratio(ra['eager'], r['tf'])} | {ratio(ti, r['tf'])} | "
+              f"{gbs:.1f} | {100 * gbs / d['triad_gbs']:.0f}% | {r['max_err']:.1e} |")
+        w("\n| matmul | shape | torch.mm ms | OpenBLAS (numpy) GFLOP/s | oneDNN GFLOP/s | inductor GFLOP/s | "
+          "tf GFLOP/s | tf-pre GFLOP/s | tf / OpenBLAS | tf-pre / OpenBLAS |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for key, r in d["ops"].items():
             op, label, shape = key.split("|")
             if op != "matmul":
                 continue
-            gf = lambda s: r["flops"] / s / 1e9  # noqa: E731
-            w(f"| matmul | {label} {shape} | {fmt_ms(r['eager'])} | {gf(r['openblas']):.1f} | {gf(r['tf']):.1f} | "
-              f"{gf(r['tf_prealloc']):.1f} | {r['openblas'] / r['tf_prealloc']:.2f} | not installed |")
+            gf = lambda s: f"{r['flops'] / s / 1e9:.1f}" if s else "n/a"  # noqa: E731
+            i = ind.get(key, {})
+            w(f"| matmul | {label} {shape} | {fmt_ms(r['eager'])} | {gf(r['openblas'])} | {gf(i.get('onednn'))} | "
+              f"{gf(i.get('inductor'))} | {gf(r['tf'])} | {gf(r['tf_prealloc'])} | "
+              f"{ratio(r['openblas'], r['tf'])} | {ratio(r['openblas'], r['tf_prealloc'])} |")
         w(f"\nPer-call overhead (1 element): torch.ops.tilefoundry {d['overhead_tf_us']:.2f} us, "
           f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x).")
     if cold is None:
@@ -287,17 +358,29 @@ def report(results, cold, warm, torch_version, thread_counts=(1, 2)):
     return "\n".join(lines) + "\n"
 
 
+def default_torch2_python():
+    """make test-torch2's venv, when it has been built."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    py = os.path.join(here, "..", "build-torch2", "venv", "bin", "python")
+    return py if os.path.exists(py) else None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--child", action="store_true")
+    p.add_argument("--inductor-child", action="store_true")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--capability", default="default")
+    p.add_argument("--torch2-python", default=os.environ.get("TF_BENCH_TORCH2_PYTHON") or default_torch2_python(),
+                   help="a Python with torch 2.x for the torch.compile column (default: build-torch2/venv)")
     p.add_argument("--write", default=None, help="also write the report to this file")
     p.add_argument("--quick", action="store_true",
                    help="smoke run (seconds): one tiny shape per kernel, 1 thread, no compile timing")
     args = p.parse_args()
     if args.child:
         return child(args)
+    if args.inductor_child:
+        return inductor_child(args)
     import torch
     cold = warm = None
     if not args.quick:
@@ -306,7 +389,10 @@ def main():
     cache = os.environ.get("TF_CACHE_DIR", os.path.expanduser("~/.cache/tilefoundry"))
     thread_counts = (1,) if args.quick else (1, 2)
     results = [run_child(t, c, cache, args.quick) for t in thread_counts for c in ("default", "avx512")]
-    text = report(results, cold, warm, torch.__version__, thread_counts)
+    inductor = {}
+    if args.torch2_python:
+        inductor = {t: run_inductor_child(args.torch2_python, t, args.quick) for t in thread_counts}
+    text = report(results, inductor, cold, warm, torch.__version__, thread_counts)
     print(text)
     if args.write:
         with open(args.write, "w") as f:
