@@ -59,6 +59,12 @@ constexpr int kErrInsertWindow = 4;
 constexpr int kErrCachePos = 5;
 constexpr int kErrCacheCount = 6;
 constexpr int kErrCacheEnd = 7;
+// Gather: an index outside [0, extent); rt->info = {index, axis, extent}.
+constexpr int kErrGatherIndex = 8;
+// TopK: k outside [0, len]; rt->info = {k, len, axis}.
+constexpr int kErrTopKCount = 9;
+// ShapeExtract: index outside the shape value; rt->info = {index, length}.
+constexpr int kErrShapeIndex = 10;
 // rt->info holds this many values.
 constexpr int kInfoSize = 4;
 

@@ -162,6 +162,15 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
       ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos + s (" + std::to_string(info[0]) + " + " +
                                             std::to_string(info[1]) + ") must not exceed cache.len (" +
                                             std::to_string(info[2]) + ")");
+    case kErrGatherIndex:
+      ir::fail(ir::ErrorKind::kRuntime, "'gather': index " + std::to_string(info[0]) + " is out of range for axis " +
+                                            std::to_string(info[1]) + " of extent " + std::to_string(info[2]));
+    case kErrTopKCount:
+      ir::fail(ir::ErrorKind::kRuntime, "'topk': k = " + std::to_string(info[0]) + " is outside [0, " +
+                                            std::to_string(info[1]) + "] for axis " + std::to_string(info[2]));
+    case kErrShapeIndex:
+      ir::fail(ir::ErrorKind::kRuntime, "'shape_extract': index " + std::to_string(info[0]) +
+                                            " is out of range for a shape of length " + std::to_string(info[1]));
     default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
   }
 }

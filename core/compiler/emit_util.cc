@@ -23,22 +23,27 @@ std::string ctype(DType d) {
     case DType::kF64: return "double";
     case DType::kF16: return "tf_f16";
     case DType::kBF16: return "tf_bf16";
+    case DType::kFP8E4M3: return "tf_fp8e4m3";
+    case DType::kF8E8M0: return "tf_f8e8m0";
     default: unsupported("dtype " + std::string(ir::dtype_name(d)));
   }
 }
 
 bool is_half(DType d) { return d == DType::kF16 || d == DType::kBF16; }
+bool is_fp8(DType d) { return d == DType::kFP8E4M3 || d == DType::kF8E8M0; }
 
-std::string ctc(DType d) { return is_half(d) ? "float" : ctype(d); }
+std::string ctc(DType d) { return is_half(d) || is_fp8(d) ? "float" : ctype(d); }
 
 std::string rnd(DType d, const std::string& v) {
   if (d == DType::kF16) return "tf_rf16(" + v + ")";
   if (d == DType::kBF16) return "tf_rbf16(" + v + ")";
+  if (d == DType::kFP8E4M3) return "tf_rfp8e4m3(" + v + ")";
+  if (d == DType::kF8E8M0) return "tf_rf8e8m0(" + v + ")";
   return v;
 }
 
 std::string float_literal(double v, DType d) {
-  if (is_half(d)) return rnd(d, float_literal(v, DType::kF32));
+  if (is_half(d) || is_fp8(d)) return rnd(d, float_literal(v, DType::kF32));
   std::string t = ctype(d);
   if (std::isnan(v)) return "((" + t + ")std::numeric_limits<double>::quiet_NaN())";
   if (std::isinf(v)) return std::string("((") + t + ")" + (v < 0 ? "-" : "") + "std::numeric_limits<double>::infinity())";

@@ -18,10 +18,14 @@ namespace tf::compiler {
 // Throws Error(kUnsupported): "native codegen: <what> is not compiled yet".
 [[noreturn]] void unsupported(const std::string& what);
 
-// The C++ storage type of d (tf_f16 / tf_bf16 for the half types).
+// The C++ storage type of d (tf_f16 / tf_bf16 for the half types,
+// tf_fp8e4m3 / tf_f8e8m0 for the 8-bit floats).
 std::string ctype(ir::DType d);
 bool is_half(ir::DType d);
-// The type values of dtype d are computed in: float for f16 / bf16.
+// fp8e4m3 / f8e8m0: stored and converted, computed in float (only Cast and
+// data movement compile for them: codegen.cc's check_op).
+bool is_fp8(ir::DType d);
+// The type values of dtype d are computed in: float for f16 / bf16 / fp8.
 std::string ctc(ir::DType d);
 // An op's result of dtype d, rounded to d's storage precision.
 std::string rnd(ir::DType d, const std::string& v);

@@ -15,6 +15,9 @@ const char* prelude_source() {
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -30,33 +33,33 @@ struct tf_rt {
 
 // exp for float, branch-free so loops over it vectorize: Cody-Waite range
 // reduction and a degree-6 polynomial (max error ~2 ulp against std::exp).
-// Overflow gives +inf, NaN propagates; inputs below -87.3 give the smallest
-// normal float instead of a denormal or 0 (absolute error < 1.2e-38).
+// The result is (2 * poly) * 2^(n-1): halving the scale lets n reach 128, so
+// every finite exp up to FLT_MAX is exact to those ulps and inputs past
+// ln(FLT_MAX) overflow to +inf through the product itself. The price is at
+// the bottom: results below ~1.7e-38 (x < -86.99) are flushed to 0
+// (absolute error < 1.8e-38), which also makes exp(-inf) exactly 0. A NaN
+// input passes both clamps and makes the result NaN. No special-case
+// selects: this is the inner loop of softmax, silu and gelu.
+// (tests/compiler/test_breadth.cc: TranscendentalsAtSpecialValues.)
 static inline float tf_exp(float x) {
-  float xc = x < -87.33654f ? -87.33654f : (x > 88.3762626647949f ? 88.3762626647949f : x);
+  float xc = x < -87.33654f ? -87.33654f : (x > 88.7228391f ? 88.7228391f : x);
   float n = __builtin_rintf(xc * 1.44269504088896341f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * r * r + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // Twice Cephes' expf coefficients (exact: powers of two scale exactly).
+  float p = 3.9751383000E-4f;
+  p = p * r + 2.7963999014E-3f;
+  p = p * r + 1.6666903815E-2f;
+  p = p * r + 8.3331591788E-2f;
+  p = p * r + 3.3333330918E-1f;
+  p = p * r + 1.00000002402E0f;
+  p = p * r * r + (r + r + 2.0f);
+  int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  float y = p * scale;
-  y = x > 88.7228391f ? std::numeric_limits<float>::infinity() : y;
-  return x != x ? x : y;
+  return p * scale;
 }
 static inline double tf_exp(double x) { return std::exp(x); }
-
-// tanh through exp: 1 - 2 / (exp(2y) + 1); saturates to +-1, NaN propagates.
-template <typename C>
-static inline C tf_tanh(C y) { return C(1) - C(2) / (tf_exp(C(2) * y) + C(1)); }
-static inline double tf_tanh(double y) { return std::tanh(y); }
 
 template <typename C>
 static inline C tf_min(C a, C b) {
@@ -111,13 +114,18 @@ static inline C tf_square(C x) {
 template <typename C>
 static inline C tf_silu(C x) { return x / (C(1) + tf_exp(-x)); }
 
-// torch's GeluKernel, tanh form.
+// torch's GeluKernel, tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)),
+// one exp and one division instead of tanh's exp, division and three more
+// operations (this loop is compute-bound on one core). The forms differ
+// where 1 + tanh(u) cancels (x < 0): there the tanh form's absolute error,
+// about |x| * 6e-8 in float, bounds the difference (and this form is the
+// more accurate one).
 template <typename C>
 static inline C tf_gelu_tanh(C x) {
   const C beta = C(M_SQRT2 * M_2_SQRTPI * 0.5);
   const C kappa = C(0.044715);
   C inner = beta * (x + kappa * (x * x * x));
-  return C(0.5) * x * (C(1) + tf_tanh(inner));
+  return x / (C(1) + tf_exp(C(-2) * inner));
 }
 template <typename C>
 static inline C tf_gelu_erf(C x) { return x * C(0.5) * (C(1) + std::erf(x * C(M_SQRT1_2))); }
@@ -209,6 +217,35 @@ static inline D tf_f2i(F f) {
   return static_cast<D>(w);
 }
 
+// Non-temporal output stores. A stage whose output is too large to still be
+// in cache when it is read again writes it through tf_stream: the values go
+// to memory without first reading each line in (a plain store's
+// read-for-ownership), which is a third of a streaming kernel's traffic.
+// The loop computes a chunk of kChunk values into a scratch array in L1
+// (GCC does not vectorize into streaming stores), then streams it out; a
+// task ends with tf_stream_fence() so the stores are visible before the
+// OpenMP barrier that ends the stage.
+constexpr int64_t kChunk = 256;
+constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
+template <typename T>
+static inline void tf_stream(T* __restrict dst, const T* __restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX__)
+  if constexpr (sizeof(T) >= 4) {
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
+    constexpr int64_t kLanes = 32 / sizeof(T);
+    for (; i + kLanes <= n; i += kLanes)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+  }
+#endif
+  for (; i < n; ++i) dst[i] = src[i];
+}
+static inline void tf_stream_fence() {
+#if defined(__AVX__)
+  _mm_sfence();
+#endif
+}
+
 // Splits [0, outer * inner) into tasks of at most kBlock inner elements so
 // that one long row and many short rows both spread over the threads.
 constexpr int64_t kBlock = 16384;
@@ -246,6 +283,113 @@ static void tf_gemm(const tf_rt* rt, int64_t m, int64_t n, int64_t k, const T* a
 }
 
 }  // namespace
+
+// ---- issue #6: every op compiles (Gather / TopK / Conv2D / half MatMul / fp8)
+// Helpers of core/compiler/emit_data.cc and emit_conv.cc, and the f16 / bf16
+// MatMul of codegen.cc; semantics mirror core/eval/kernels (indexing.cc,
+// conv_norm.cc, nn.cc) and core/runtime/float8.h.
+#include <algorithm>
+
+namespace {
+
+// 8-bit float storage, bit-exact with core/runtime/float8.h (c10's
+// Float8_e4m3fn / Float8_e8m0fnu): computed in float, rounded once.
+struct tf_fp8e4m3 { uint8_t bits; };
+struct tf_f8e8m0 { uint8_t bits; };
+static inline tf_fp8e4m3 tf_to_fp8e4m3(float f) {
+  const uint32_t kNanBound = UINT32_C(1087) << 20, kDenormMask = UINT32_C(141) << 23;
+  uint32_t u = tf_fbits(f);
+  const uint32_t sign = u & UINT32_C(0x80000000);
+  u ^= sign;
+  uint8_t r;
+  if (u >= kNanBound) {
+    r = 0x7F;
+  } else if (u < (UINT32_C(121) << 23)) {
+    u = tf_fbits(tf_bitsf(u) + tf_bitsf(kDenormMask));
+    r = static_cast<uint8_t>(u - kDenormMask);
+  } else {
+    const uint32_t mant_odd = (u >> 20) & 1;
+    u += (static_cast<uint32_t>(7 - 127) << 23) + UINT32_C(0x7FFFF);
+    u += mant_odd;
+    r = static_cast<uint8_t>(u >> 20);
+  }
+  return tf_fp8e4m3{static_cast<uint8_t>(r | (sign >> 24))};
+}
+static inline float tf_widen(tf_fp8e4m3 h) {
+  const uint32_t e = (h.bits >> 3) & 0xF, m = h.bits & 0x7;
+  float v;
+  if (e == 0xF && m == 0x7) v = __builtin_nanf("");
+  else if (e == 0) v = static_cast<float>(m) * 0x1.0p-9f;
+  else v = (1.0f + static_cast<float>(m) / 8.0f) * tf_bitsf((e - 7 + 127) << 23);
+  return (h.bits & 0x80) ? -v : v;
+}
+static inline tf_f8e8m0 tf_to_f8e8m0(float f) {
+  const uint32_t u = tf_fbits(f);
+  uint32_t e = (u >> 23) & 0xFF;
+  if (e == 0xFF) return tf_f8e8m0{0xFF};
+  const bool g = u & 0x400000, r = u & 0x200000, s = u & 0x1FFFFF, lsb = e > 0;
+  if (g && (r || s || lsb)) ++e;
+  return tf_f8e8m0{static_cast<uint8_t>(e)};
+}
+static inline float tf_widen(tf_f8e8m0 h) {
+  if (h.bits == 0xFF) return __builtin_nanf("");
+  if (h.bits == 0) return 0x1.0p-127f;
+  return tf_bitsf(static_cast<uint32_t>(h.bits) << 23);
+}
+static inline float tf_rfp8e4m3(float x) { return tf_widen(tf_to_fp8e4m3(x)); }
+static inline float tf_rf8e8m0(float x) { return tf_widen(tf_to_f8e8m0(x)); }
+// Values bound for an 8-bit float are computed in float (emit_util's ctc).
+template <>
+inline tf_fp8e4m3 tf_narrow<tf_fp8e4m3, float>(float v) { return tf_to_fp8e4m3(v); }
+template <>
+inline tf_f8e8m0 tf_narrow<tf_f8e8m0, float>(float v) { return tf_to_f8e8m0(v); }
+
+// TopK of one line x[i * xs], i < len: the first k entries of torch.topk's
+// order (NaN above every number, equal values by lower index first, as the
+// evaluator's stable sort), written to v[j * vs] / ix[j * is]. `order` has
+// room for len indices. The index tie-break makes the order total, so a
+// partial sort yields exactly the stable sort's first k.
+template <typename T>
+static void tf_topk_row(const T* x, int64_t xs, int64_t len, int64_t k, bool largest, T* v, int64_t vs,
+                        int64_t* ix, int64_t is, int64_t* order) {
+  for (int64_t i = 0; i < len; ++i) order[i] = i;
+  auto greater = [&](int64_t a, int64_t b) {
+    const auto va = tf_widen(x[a * xs]), vb = tf_widen(x[b * xs]);
+    if constexpr (std::is_floating_point_v<decltype(va)>)
+      if (va != va || vb != vb) return va != va && vb == vb;
+    return va > vb;
+  };
+  auto before = [&](int64_t a, int64_t b) {
+    const bool ab = largest ? greater(a, b) : greater(b, a), ba = largest ? greater(b, a) : greater(a, b);
+    return ab || (!ba && a < b);
+  };
+  std::partial_sort(order, order + k, order + len, before);
+  for (int64_t j = 0; j < k; ++j) {
+    v[j * vs] = x[order[j] * xs];
+    ix[j * is] = order[j];
+  }
+}
+
+// C = A @ B for f16 / bf16 (and any storage T computed in float), as the
+// evaluator's MatMul: both operands widened to row-major float matrices,
+// one sgemm, each result rounded to T once.
+template <typename T>
+static void tf_gemm_widened(const tf_rt* rt, int64_t m, int64_t n, int64_t k, const T* a, int64_t as0, int64_t as1,
+                            const T* b, int64_t bs0, int64_t bs1, T* c) {
+  if (m == 0 || n == 0) return;
+  float* am = static_cast<float*>(std::malloc(static_cast<size_t>(m * k + k * n + m * n + 1) * sizeof(float)));
+  float* bm = am + m * k;
+  float* cm = bm + k * n;
+  for (int64_t i = 0; i < m; ++i) for (int64_t p = 0; p < k; ++p) am[i * k + p] = tf_widen(a[i * as0 + p * as1]);
+  for (int64_t p = 0; p < k; ++p) for (int64_t j = 0; j < n; ++j) bm[p * n + j] = tf_widen(b[p * bs0 + j * bs1]);
+  if (k == 0) for (int64_t i = 0; i < m * n; ++i) cm[i] = 0.0f;
+  else rt->sgemm(0, 0, m, n, k, am, k, bm, n, cm, n);
+  for (int64_t i = 0; i < m * n; ++i) c[i] = tf_narrow<T>(cm[i]);
+  std::free(am);
+}
+
+}  // namespace
+// ---- end of issue #6 block
 )TFPRELUDE";
 }
 

@@ -88,6 +88,14 @@ def narrowing(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, D), f16], Tensor[(N, D
 @func
 def idiv(a: Tensor[(N, D), i32], b: Tensor[(N, D), i32]) -> Tensor[(N, D), i32]:
     return a / b
+
+@func
+def transcend(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32], Tensor[(N, D), f32]]:
+    return exp(x), silu(x), gelu(x, approximate="tanh")
+
+@func
+def transcend64(x: Tensor[(N, D), f64]) -> Tensor[(N, D), f64]:
+    return gelu(x, approximate="tanh")
 )";
 
 class Breadth : public ::testing::Test {
@@ -129,6 +137,22 @@ TEST_F(Breadth, LayerNormOfAResidualSum) {
   check("lnorm", {{3, 7}, {3, 7}, {7}, {7}});
   check("lnorm", {{33, 4096}, {33, 4096}, {4096}, {4096}});
 }
+// Rows whose spread is a few ulps of a large mean: the compiled one-pass
+// moments must not cancel (they shift by the row's first element).
+TEST_F(Breadth, LayerNormOfRowsWithATinySpread) {
+  std::mt19937 rng(3);
+  const int64_t n = 6, d = 257;
+  NDArray x = NDArray::empty(DType::kF32, {n, d}), r = NDArray::empty(DType::kF32, {n, d});
+  std::uniform_int_distribution<int> ulps(-4, 4);
+  for (int64_t i = 0; i < n * d; ++i) {
+    const float base = 1000.0f * static_cast<float>(1 + i / d);
+    static_cast<float*>(x.data())[i] = base + static_cast<float>(ulps(rng)) * (base * 1.2e-7f);
+    static_cast<float*>(r.data())[i] = 0.0f;
+  }
+  NDArray w = random_array(DType::kF32, {d}, rng), b = random_array(DType::kF32, {d}, rng);
+  expect_agree(*compiler::compile(fn("lnorm")), *module_, fn("lnorm"), {x, r, w, b}, "layer_norm, tiny spread");
+}
+
 TEST_F(Breadth, LayerNormF64) { check("lnorm64", {{5, 129}, {129}, {129}}); }
 // Calls are inlined: both sites of a callee get their own arguments, tuple
 // results are taken apart, and a callee elaborated at static extents works.
@@ -161,6 +185,31 @@ TEST_F(Breadth, MaxPropagatesNaN) {
   auto got = run_native(*k, fn("rmax"), {x});
   EXPECT_TRUE(std::isnan(static_cast<const float*>(got[0].data())[1]));
   expect_agree(*k, *module_, fn("rmax"), {x}, "max with NaN");
+}
+
+// The compiled exp (prelude: no explicit special cases) and the gelu / silu
+// built on it, at the edges of float's range: NaN, +-inf, overflow just past
+// exp's largest finite input, inputs whose exp is subnormal, and the region
+// where gelu's tanh form cancels.
+TEST_F(Breadth, TranscendentalsAtSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> v = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 88.0f, 88.3f, 88.5f, 88.8f,
+                                100.0f, -87.0f, -87.5f, -90.0f, -104.0f, -200.0f, -3.0f, -5.0f, -9.5f, 0.0f, -0.0f,
+                                1e-30f, 3.0f, 15.0f, -15.0f};
+  NDArray x = NDArray::empty(DType::kF32, {2, static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < 2 * v.size(); ++i) static_cast<float*>(x.data())[i] = v[i % v.size()];
+  auto k = compiler::compile(fn("transcend"));
+  auto got = run_native(*k, fn("transcend"), {x});
+  const float* e = static_cast<const float*>(got[0].data());
+  EXPECT_TRUE(std::isnan(e[0]));
+  EXPECT_EQ(e[1], inf);
+  EXPECT_EQ(e[2], 0.0f);
+  EXPECT_EQ(e[7], inf);  // past the largest finite exp
+  EXPECT_TRUE(std::isfinite(e[3]));
+  expect_agree(*k, *module_, fn("transcend"), {x}, "exp / silu / gelu at special values");
+  NDArray x64 = NDArray::empty(DType::kF64, {1, static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) static_cast<double*>(x64.data())[i] = v[i];
+  expect_agree(*compiler::compile(fn("transcend64")), *module_, fn("transcend64"), {x64}, "f64 gelu at special values");
 }
 
 TEST_F(Breadth, EmptyRows) {
