@@ -180,6 +180,7 @@ class Generator {
     }
     check_op(c);
     for (const ExprPtr& a : c.args()) count_uses(a);
+    if (is_row_op(*c.op())) row_reader_[c.args()[0].get()] = e;
     if (dynamic_cast<const ops::MatMul*>(c.op().get())) {
       for (const ExprPtr& a : c.args()) {
         if (a->kind() == ir::ExprKind::kConstant) unsupported("MatMul of a constant");
@@ -403,11 +404,16 @@ class Generator {
 
   // Post-order: every materialized value is computed before its readers.
   void plan(const ExprPtr& e) {
+    // A value a row stage can produce (fusable_producer) is planned with it.
+    if (auto r = row_reader_.find(e.get()); r != row_reader_.end() && !planned_.count(e.get()) &&
+        !planned_.count(r->second.get()) && fusable_producer(static_cast<const ir::Call&>(*r->second)))
+      return plan(r->second);
     if (!planned_.insert(e.get()).second || inputs_.count(e.get())) return;
     if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return plan(g->tuple());
     auto* c = ir::expr_as<ir::Call>(e);
     if (!c) return;
     if (is_insert(*c->op())) return plan_insert(e, *c);
+    if (fusable_producer(*c)) plan_producer(c->args()[0]);
     for (const ExprPtr& a : operands(*c)) plan(a);
     if (dynamic_cast<const ops::RoPE*>(c->op().get())) return emit_rope(e, *c);
     if (auto* k = dynamic_cast<const ops::TopK*>(c->op().get()))
@@ -430,6 +436,64 @@ class Generator {
     else if (is_layout(*op)) emit_layout(s, *c);
     else if (is_data_op(*op)) emit_data_stage(s, *c);
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
+  }
+
+  static bool is_elementwise(const ir::Op& op) {
+    return dynamic_cast<const ops::Binary*>(&op) || dynamic_cast<const ops::Unary*>(&op) ||
+           dynamic_cast<const ops::Cast*>(&op) || dynamic_cast<const ops::Silu*>(&op) ||
+           dynamic_cast<const ops::Gelu*>(&op);
+  }
+
+  // A row op (RMSNorm, LayerNorm, SoftMax) whose input is an elementwise
+  // value that must also live in memory (an output, like residual+RMSNorm's
+  // sum, or a value read again later) and has the row op's shape: the row
+  // stage computes that value in its first pass and stores it, instead of a
+  // stage of its own writing it and the row stage reading it back from
+  // memory. One loop nest, one read of the operands.
+  static bool is_row_op(const ir::Op& op) {
+    return dynamic_cast<const ops::RMSNorm*>(&op) || dynamic_cast<const ops::LayerNorm*>(&op) ||
+           dynamic_cast<const ops::SoftMax*>(&op);
+  }
+
+  bool fusable_producer(const ir::Call& c) const {
+    if (!is_row_op(*c.op())) return false;
+    const ExprPtr& x = c.args()[0];
+    auto* xc = ir::expr_as<ir::Call>(x);
+    if (!xc || !xc->op() || !is_elementwise(*xc->op()) || inputs_.count(x.get()) || planned_.count(x.get()) ||
+        !materialized(*xc))
+      return false;
+    const ir::TensorType &xt = tensor_type(*x), &ct = tensor_type(c);
+    if (xt.dtype() != ct.dtype() || xt.rank() != ct.rank() || xt.rank() == 0 || !(xt.shape() == ct.shape()))
+      return false;
+    // The weight / bias must not read x: their stages run before this one.
+    std::unordered_set<const Expr*> seen;
+    for (size_t i = 1; i < c.args().size(); ++i)
+      if (reads(c.args()[i], x.get(), seen)) return false;
+    return true;
+  }
+
+  // Whether e's value depends on `target` (seen: nodes already searched).
+  static bool reads(const ExprPtr& e, const Expr* target, std::unordered_set<const Expr*>& seen) {
+    if (e.get() == target) return true;
+    if (!seen.insert(e.get()).second) return false;
+    if (auto* c = ir::expr_as<ir::Call>(e)) {
+      for (const ExprPtr& a : c->args())
+        if (reads(a, target, seen)) return true;
+    } else if (auto* t = ir::expr_as<ir::Tuple>(e)) {
+      for (const ExprPtr& f : t->fields())
+        if (reads(f, target, seen)) return true;
+    } else if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) {
+      return reads(g->tuple(), target, seen);
+    }
+    return false;
+  }
+
+  // Gives the producer its slot and plans what it reads; emit_row computes it.
+  void plan_producer(const ExprPtr& x) {
+    planned_.insert(x.get());
+    if (!slot_of_.count(x.get())) slot_of_[x.get()] = add_slot(Slot::kTemp, num_temps_, x);
+    for (const ExprPtr& a : operands(static_cast<const ir::Call&>(*x))) plan(a);
+    produced_.insert(x.get());
   }
 
   // The result gets its slot first; a dst / cache computed here and read by
@@ -771,6 +835,18 @@ class Generator {
     const DType dt = st.iter->dtype();
     // T stores, C computes (float for f16 / bf16); rounding points as core/eval.
     const std::string T = ctype(dt), C = ctc(dt);
+    // The first pass reads the input as x1 after `keep`. For a produced
+    // input (fusable_producer) that is its value computed from its own
+    // operands (xv), stored to its slot there; later passes read it back
+    // through x, from cache.
+    std::string x1 = x, xv = x, keep;
+    if (produced_.count(c.args()[0].get())) {
+      const std::string k = S(slot_of_.at(c.args()[0].get()));
+      xv = expr(c.args()[0], st, /*root_inline=*/true);
+      x1 = "xv";
+      keep = "const " + C + " xv = " + xv + "; const_cast<" + T + "*>(x" + k + ")[j * is" + k + "] = tf_narrow<" + T +
+             ">(xv); ";
+    }
     const size_t r = st.rank;
     std::ostringstream& o = stages_;
     o << "  { // stage: " << kind << " -> slot " << s << "\n";
@@ -790,9 +866,9 @@ class Generator {
         // HF LlamaRMSNorm order, as core/eval: squares round to T, the sum
         // accumulates in double, h * r rounds to T before the weight product.
         o << "      double acc = 0;\n";
-        o << "      #pragma omp simd reduction(+:acc)\n";
-        o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " h = " << x
-          << "; acc += static_cast<double>(static_cast<" << C << ">(h * h)); }\n";
+        emit_prefetched_pass(st, o, "reduction(+:acc)",
+                             "{ " + keep + "const " + C + " h = " + x1 + "; acc += static_cast<double>(static_cast<" + C +
+                                 ">(h * h)); }");
         o << "      const " << C << " var = static_cast<" << C << ">(acc) / static_cast<" << C << ">(inner);\n";
         o << "      const " << C << " rr = " << C << "(1) / std::sqrt(var + static_cast<" << C << ">("
           << float_literal(eps, DType::kF64) << "));\n";
@@ -803,7 +879,7 @@ class Generator {
         // core/eval's order: mean, then the biased variance, both in double.
         o << "      double mean = 0, var = 0;\n";
         o << "      #pragma omp simd reduction(+:mean)\n";
-        o << "      for (int64_t j = 0; j < inner; ++j) mean += " << x << ";\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) { " << keep << "mean += " << x1 << "; }\n";
         o << "      mean /= static_cast<double>(inner);\n";
         emit_prefetched_pass(st, o, "reduction(+:var)", "{ const double d = " + x + " - mean; var += d * d; }");
         o << "      var /= static_cast<double>(inner);\n";
@@ -816,10 +892,10 @@ class Generator {
         // E[x^2] - E[x]^2 does when the row's spread is tiny against its
         // mean). The normalization runs in C, a few float ulps from
         // core/eval's two-pass double computation rounded once.
-        o << "      double k0; { const int64_t j = 0; k0 = static_cast<double>(" << x << "); }\n";
+        o << "      double k0; { const int64_t j = 0; k0 = static_cast<double>(" << xv << "); }\n";
         o << "      double mean = 0, sq = 0;\n";
         emit_prefetched_pass(st, o, "reduction(+:mean, sq)",
-                             "{ const double v = static_cast<double>(" + x + ") - k0; mean += v; sq += v * v; }");
+                             "{ " + keep + "const double v = static_cast<double>(" + x1 + ") - k0; mean += v; sq += v * v; }");
         o << "      mean /= static_cast<double>(inner);\n";
         o << "      double var = sq / static_cast<double>(inner) - mean * mean;\n";
         o << "      var = var > 0 ? var : 0;\n";
@@ -836,7 +912,8 @@ class Generator {
       } else {
         o << "      " << C << " m = -std::numeric_limits<" << C << ">::infinity();\n";
         o << "      #pragma omp simd reduction(max:m)\n";
-        o << "      for (int64_t j = 0; j < inner; ++j) { const " << C << " v = " << x << "; m = v > m ? v : m; }\n";
+        o << "      for (int64_t j = 0; j < inner; ++j) { " << keep << "const " << C << " v = " << x1
+          << "; m = v > m ? v : m; }\n";
         o << "      " << C << " sum = 0;\n";
         if (!is_half(dt)) {
           emit_prefetched_pass(st, o, "reduction(+:sum)",
@@ -1175,6 +1252,8 @@ class Generator {
   std::unordered_set<const Expr*> force_;
   std::map<std::pair<const Expr*, int64_t>, const Expr*> projections_;  // (call, index) -> its TupleGetItem
   std::unordered_set<const Expr*> planned_;
+  std::unordered_set<const Expr*> produced_;  // elementwise values computed inside a row stage
+  std::unordered_map<const Expr*, ExprPtr> row_reader_;  // a value -> a row op reading it as its input
   std::ostringstream prechecks_;  // run before any allocation or stage; may return an error code
   std::ostringstream stages_;
   bool may_fail_ = false;

@@ -43,18 +43,26 @@ struct tf_rt {
 // (tests/compiler/test_breadth.cc: TranscendentalsAtSpecialValues.)
 static inline float tf_exp(float x) {
   float xc = x < -87.33654f ? -87.33654f : (x > 88.7228391f ? 88.7228391f : x);
-  float n = __builtin_rintf(xc * 1.44269504088896341f);
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
+  // n = round(xc / ln2), by the 1.5 * 2^23 rounding constant: t's low
+  // mantissa bits then hold n + 126, which the shift below moves into the
+  // exponent field (3 operations instead of a round, convert, add, shift).
+  // Explicit FMAs: generated code is compiled without contraction, so the
+  // polynomial would otherwise cost a multiply and an add per step.
+  const float t = __builtin_fmaf(xc, 1.44269504088896341f, 12582912.0f + 126.0f);
+  const float n = t - (12582912.0f + 126.0f);
+  float r = __builtin_fmaf(n, -0.693359375f, xc);
+  r = __builtin_fmaf(n, 2.12194440e-4f, r);
   // Twice Cephes' expf coefficients (exact: powers of two scale exactly).
   float p = 3.9751383000E-4f;
-  p = p * r + 2.7963999014E-3f;
-  p = p * r + 1.6666903815E-2f;
-  p = p * r + 8.3331591788E-2f;
-  p = p * r + 3.3333330918E-1f;
-  p = p * r + 1.00000002402E0f;
-  p = p * r * r + (r + r + 2.0f);
-  int32_t bits = (static_cast<int32_t>(n) + 126) << 23;
+  p = __builtin_fmaf(p, r, 2.7963999014E-3f);
+  p = __builtin_fmaf(p, r, 1.6666903815E-2f);
+  p = __builtin_fmaf(p, r, 8.3331591788E-2f);
+  p = __builtin_fmaf(p, r, 3.3333330918E-1f);
+  p = __builtin_fmaf(p, r, 1.00000002402E0f);
+  p = __builtin_fmaf(p * r, r, __builtin_fmaf(r, 2.0f, 2.0f));
+  uint32_t bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  bits <<= 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;

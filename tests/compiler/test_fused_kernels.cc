@@ -55,6 +55,31 @@ def shared(x: Tensor[(N, D), f32], c: Tensor[(N, 1), f32]) -> Tensor[(N, D), f32
 def passthrough(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32]]:
     y = relu(x)
     return x, y
+
+@func
+def resnorm16(x: Tensor[(N, D), bf16], r: Tensor[(N, D), bf16], w: Tensor[(D,), bf16]) -> tuple[Tensor[(N, D), bf16], Tensor[(N, D), bf16]]:
+    h = x + r
+    return h, rms_norm(h, w, eps=1e-5)
+
+@func
+def reslnorm(x: Tensor[(N, D), f32], r: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32]]:
+    h = x * 0.5 + r
+    return layer_norm(h, w, b, eps=1e-5), h
+
+@func
+def reslnorm64(x: Tensor[(N, D), f64], r: Tensor[(N, D), f64], w: Tensor[(D,), f64], b: Tensor[(D,), f64]) -> tuple[Tensor[(N, D), f64], Tensor[(N, D), f64]]:
+    h = x - r
+    return h, layer_norm(h, w, b, eps=1e-6)
+
+@func
+def weight_reads_input(x: Tensor[(N, D), f32], r: Tensor[(N, D), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32]]:
+    h = x + r
+    return h, rms_norm(h, sum(h, axes=0, keepdim=False), eps=1e-5)
+
+@func
+def scaled_softmax(x: Tensor[(N, D), f32], c: Tensor[(N, 1), f32]) -> Tensor[(N, D), f32]:
+    s = (x - c) * 3.0
+    return softmax(s) + s
 )";
 
 class FusedKernels : public ::testing::Test {
@@ -106,6 +131,31 @@ TEST_F(FusedKernels, StridedInputsTakeTheGenericPath) {
   NDArray r = random_array(DType::kF32, {8, 32}, rng);
   NDArray w = NDArray::view(random_array(DType::kF32, {32, 3}, rng), {32}, {3});
   expect_agree(*k, *module_, *fn, {x, r, w}, "strided resnorm");
+}
+
+// A row op whose input is an elementwise value that must also be stored (an
+// output, or read again later) computes and stores it in its own first pass.
+TEST_F(FusedKernels, RowOpProducesItsStoredInput) {
+  check("resnorm16", {{1, 7}, {1, 7}, {7}}, {{33, 2048}, {33, 2048}, {2048}});
+  check("reslnorm", {{2, 5}, {2, 5}, {5}, {5}}, {{40, 3000}, {40, 3000}, {3000}, {3000}});
+  check("reslnorm64", {{2, 5}, {2, 5}, {5}, {5}}, {{17, 999}, {17, 999}, {999}, {999}});
+  check("scaled_softmax", {{3, 4}, {3, 1}}, {{50, 1025}, {50, 1}});  // s is read again after the row stage
+  check("weight_reads_input", {{3, 4}, {3, 4}}, {{20, 300}, {20, 300}});  // not fused: w's stage reads h first
+}
+
+TEST_F(FusedKernels, ResidualRmsNormIsOneStage) {
+  std::string dir = ::testing::TempDir() + "/tf_resnorm_dump_" + std::to_string(::getpid());
+  for (const char* name : {"resnorm", "reslnorm", "scaled_softmax"}) {
+    setenv("TF_DUMP_DIR", dir.c_str(), 1);
+    auto k = compiler::compile(*module_->lookup(name));
+    unsetenv("TF_DUMP_DIR");
+    std::ifstream f(dir + "/" + name + "." + k->key() + ".cc");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t stages = 0;
+    for (size_t at = text.find("// stage:"); at != std::string::npos; at = text.find("// stage:", at + 1)) ++stages;
+    // scaled_softmax: the row stage, then softmax(s) + s.
+    EXPECT_EQ(stages, std::string(name) == "scaled_softmax" ? 2u : 1u) << name << "\n" << text.substr(text.find("TF_ENTRY("));
+  }
 }
 
 TEST_F(FusedKernels, DumpDirReceivesTheSource) {
