@@ -201,9 +201,7 @@ class Generator {
     }
     // 8-bit floats are converted and moved, not computed on (emit_util.h).
     if (fp8 && !dynamic_cast<const ops::Cast*>(op) && !is_layout(*op)) unsupported("fp8 " + std::string(op->name()));
-    const bool elementwise = dynamic_cast<const ops::Binary*>(op) || dynamic_cast<const ops::Unary*>(op) ||
-                             dynamic_cast<const ops::Cast*>(op) || dynamic_cast<const ops::Silu*>(op) ||
-                             dynamic_cast<const ops::Gelu*>(op) || dynamic_cast<const ops::Zeros*>(op);
+    const bool elementwise = is_elementwise(*op) || dynamic_cast<const ops::Zeros*>(op);
     const bool row = dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
                      dynamic_cast<const ops::LayerNorm*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
                      is_layout(*op);
@@ -215,9 +213,7 @@ class Generator {
       }
       return;
     }
-    if (dynamic_cast<const ops::Unary*>(op) || dynamic_cast<const ops::Cast*>(op) ||
-        dynamic_cast<const ops::Silu*>(op) || dynamic_cast<const ops::Gelu*>(op))
-      return;
+    if (is_elementwise(*op)) return;
     if (dynamic_cast<const ops::LayerNorm*>(op)) {
       if (!ir::is_float(out) || tensor_type(c).rank() < 1) unsupported("LayerNorm of this type");
       return;
@@ -254,6 +250,15 @@ class Generator {
       return;
     }
     unsupported("op " + std::string(op->name()));
+  }
+
+  // Ops computed value by value, inlined into the loop of the stage that
+  // reads them (Zeros too, but it reads nothing).
+  static bool is_elementwise(const ir::Op& op) {
+    return dynamic_cast<const ops::Binary*>(&op) || dynamic_cast<const ops::Unary*>(&op) ||
+           dynamic_cast<const ops::Cast*>(&op) || dynamic_cast<const ops::Silu*>(&op) ||
+           dynamic_cast<const ops::Gelu*>(&op) || dynamic_cast<const ops::ReLU*>(&op) ||
+           dynamic_cast<const ops::Sigmoid*>(&op) || dynamic_cast<const ops::Tanh*>(&op);
   }
 
   static bool is_insert(const ir::Op& op) {
@@ -329,9 +334,7 @@ class Generator {
            dynamic_cast<const ops::Concat*>(&op) || dynamic_cast<const ops::Stack*>(&op) ||
            dynamic_cast<const ops::Reshard*>(&op) || dynamic_cast<const ops::ShapeOf*>(&op) ||
            dynamic_cast<const ops::Rank*>(&op) || dynamic_cast<const ops::ShapeExtract*>(&op) ||
-           dynamic_cast<const ops::ShapeCompose*>(&op) || dynamic_cast<const ops::Conv2D*>(&op) ||
-           dynamic_cast<const ops::ReLU*>(&op) || dynamic_cast<const ops::Sigmoid*>(&op) ||
-           dynamic_cast<const ops::Tanh*>(&op);
+           dynamic_cast<const ops::ShapeCompose*>(&op) || dynamic_cast<const ops::Conv2D*>(&op);
   }
 
   // Forces every tensor operand of a data op to memory. Only ShapeCompose's
@@ -378,12 +381,6 @@ class Generator {
       emit_shape_compose(stages_, slots_, s, dims);
     } else if (auto* cv = dynamic_cast<const ops::Conv2D*>(op)) {
       emit_conv2d(stages_, slots_, s, in[0], in[1], in.size() > 2 ? std::optional<size_t>(in[2]) : std::nullopt, *cv);
-    } else if (dynamic_cast<const ops::ReLU*>(op)) {
-      emit_activation(stages_, slots_, s, in[0], "relu");
-    } else if (dynamic_cast<const ops::Sigmoid*>(op)) {
-      emit_activation(stages_, slots_, s, in[0], "sigmoid");
-    } else if (dynamic_cast<const ops::Tanh*>(op)) {
-      emit_activation(stages_, slots_, s, in[0], "tanh");
     } else {
       TF_CHECK(false, "codegen: a data op without an emitter");
     }
@@ -438,11 +435,6 @@ class Generator {
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
   }
 
-  static bool is_elementwise(const ir::Op& op) {
-    return dynamic_cast<const ops::Binary*>(&op) || dynamic_cast<const ops::Unary*>(&op) ||
-           dynamic_cast<const ops::Cast*>(&op) || dynamic_cast<const ops::Silu*>(&op) ||
-           dynamic_cast<const ops::Gelu*>(&op);
-  }
 
   // A row op (RMSNorm, LayerNorm, SoftMax) whose input is an elementwise
   // value that must also live in memory (an output, like residual+RMSNorm's
@@ -611,6 +603,12 @@ class Generator {
     if (dynamic_cast<const ops::Silu*>(op)) return "tf_silu<" + T + ">(" + a[0] + ")";
     if (auto* g = dynamic_cast<const ops::Gelu*>(op))
       return (g->approximate == "tanh" ? "tf_gelu_tanh<" : "tf_gelu_erf<") + T + ">(" + a[0] + ")";
+    // The nn activations, as core/eval/kernels/conv_norm.cc (the sigmoid
+    // through the compiled exp, tanh through libm: the exp form of tanh
+    // cancels near 0).
+    if (dynamic_cast<const ops::ReLU*>(op)) return "tf_relu<" + T + ">(" + a[0] + ")";
+    if (dynamic_cast<const ops::Sigmoid*>(op)) return "(" + T + "(1) / (" + T + "(1) + tf_exp(-(" + a[0] + "))))";
+    if (dynamic_cast<const ops::Tanh*>(op)) return "((" + T + ")std::tanh(" + a[0] + "))";
     TF_CHECK(false, "codegen: op reached expr() without a check");
   }
 
@@ -724,7 +722,9 @@ class Generator {
   }
 
   static bool is_transcendental(const ir::Op& op) {
-    if (dynamic_cast<const ops::Silu*>(&op) || dynamic_cast<const ops::Gelu*>(&op)) return true;
+    if (dynamic_cast<const ops::Silu*>(&op) || dynamic_cast<const ops::Gelu*>(&op) ||
+        dynamic_cast<const ops::Sigmoid*>(&op) || dynamic_cast<const ops::Tanh*>(&op))
+      return true;
     auto* u = dynamic_cast<const ops::Unary*>(&op);
     if (!u) return false;
     switch (u->kind) {

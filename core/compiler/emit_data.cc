@@ -185,28 +185,4 @@ void emit_shape_compose(std::ostream& o, const std::vector<Slot>& slots, size_t 
   o << "  (void)y;\n  }\n";
 }
 
-void emit_activation(std::ostream& o, const std::vector<Slot>& slots, size_t out, size_t x, const std::string& kind) {
-  const size_t r = rank_of(slots, x);
-  const ir::DType d = slots[out].type->dtype();
-  const std::string T = ctype(d), C = ctc(d), X = S(x);
-  std::string f;
-  if (kind == "relu") f = "tf_relu<" + C + ">(v)";
-  else if (kind == "sigmoid") f = C + "(1) / (" + C + "(1) + std::exp(-v))";
-  else f = "std::tanh(v)";
-  o << "  { // stage: " << kind << " -> slot " << out << "\n";
-  o << "  int64_t n = 1;\n";
-  for (size_t a = 0; a < r; ++a) o << "  n *= sh" << X << "[" << a << "];\n";
-  o << "  const int64_t inner = " << (r ? "sh" + X + "[" + S(r - 1) + "]" : "1") << ", outer = n > 0 ? n / inner : 0, is = "
-    << (r ? "st" + X + "[" + S(r - 1) + "]" : "0") << ";\n";
-  o << buffer(slots, x, "x") << buffer(slots, out, "y", true);
-  o << "  #pragma omp parallel for schedule(static) if (n >= 65536)\n";
-  o << "  for (int64_t row = 0; row < outer; ++row) {\n";
-  o << "    int64_t xo = 0, rem = row;\n";
-  o << "    for (int a = " << static_cast<int>(r) - 2 << "; a >= 0; --a) { xo += (rem % sh" << X << "[a]) * st" << X
-    << "[a]; rem /= sh" << X << "[a]; }\n";
-  o << "    for (int64_t q = 0; q < inner; ++q) { const " << C << " v = tf_widen(x[xo + q * is]); y[row * inner + q] = tf_narrow<"
-    << T << ">(static_cast<" << C << ">(" << f << ")); }\n";
-  o << "  }\n  }\n";
-}
-
 }  // namespace tf::compiler

@@ -1,7 +1,6 @@
 // Stage emitters of the data-movement and shape ops: Gather, TopK, Concat,
 // Stack, Reshard (a copy on one device), ShapeOf, Rank, ShapeExtract and
-// ShapeCompose, plus the nn activations ReLU / Sigmoid / Tanh as a stage of
-// their own. Each writes one `{ // stage: ... }` block of the generated
+// ShapeCompose. Each writes one `{ // stage: ... }` block of the generated
 // entry (emit_util.h) onto `o`; every tensor operand is a materialized slot
 // (any strides), every result slot is contiguous. Element values are moved as
 // stored (no widening), so every storable dtype works, 8-bit floats included.
@@ -49,10 +48,5 @@ void emit_shape_extract(std::ostream& o, std::ostream& pre, const std::vector<Sl
 void emit_shape_compose(std::ostream& o, const std::vector<Slot>& slots, size_t out,
                         const std::vector<std::string>& dims);
 
-// The nn family's ReLU / Sigmoid / Tanh ops (kind "relu", "sigmoid",
-// "tanh") over a materialized operand: out = f(x) computed in ctc(dtype) as
-// core/eval/kernels/conv_norm.cc (std::exp / std::tanh), rounded once. Not
-// fused: the Unary relu the DSL's relu() builds stays in the elementwise path.
-void emit_activation(std::ostream& o, const std::vector<Slot>& slots, size_t out, size_t x, const std::string& kind);
 
 }  // namespace tf::compiler

@@ -77,6 +77,10 @@ def weight_reads_input(x: Tensor[(N, D), f32], r: Tensor[(N, D), f32]) -> tuple[
     return h, rms_norm(h, sum(h, axes=0, keepdim=False), eps=1e-5)
 
 @func
+def acts(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return tanh(sigmoid(x) * 2.0 - 1.0) + relu(x)
+
+@func
 def scaled_softmax(x: Tensor[(N, D), f32], c: Tensor[(N, 1), f32]) -> Tensor[(N, D), f32]:
     s = (x - c) * 3.0
     return softmax(s) + s
@@ -143,9 +147,11 @@ TEST_F(FusedKernels, RowOpProducesItsStoredInput) {
   check("weight_reads_input", {{3, 4}, {3, 4}}, {{20, 300}, {20, 300}});  // not fused: w's stage reads h first
 }
 
-TEST_F(FusedKernels, ResidualRmsNormIsOneStage) {
+TEST_F(FusedKernels, NnActivationsFuse) { check("acts", {{2, 3}}, {{40, 1000}}); }
+
+TEST_F(FusedKernels, FusedPatternsAreOneStage) {
   std::string dir = ::testing::TempDir() + "/tf_resnorm_dump_" + std::to_string(::getpid());
-  for (const char* name : {"resnorm", "reslnorm", "scaled_softmax"}) {
+  for (const char* name : {"resnorm", "reslnorm", "scaled_softmax", "acts"}) {
     setenv("TF_DUMP_DIR", dir.c_str(), 1);
     auto k = compiler::compile(*module_->lookup(name));
     unsetenv("TF_DUMP_DIR");
