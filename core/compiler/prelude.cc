@@ -122,18 +122,22 @@ static inline C tf_square(C x) {
 template <typename C>
 static inline C tf_silu(C x) { return x / (C(1) + tf_exp(-x)); }
 
-// torch's GeluKernel, tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)),
-// one exp and one division instead of tanh's exp, division and three more
-// operations (this loop is compute-bound on one core). The forms differ
-// where 1 + tanh(u) cancels (x < 0): there the tanh form's absolute error,
-// about |x| * 6e-8 in float, bounds the difference (and this form is the
-// more accurate one).
+// tanh through exp: 1 - 2 / (exp(2y) + 1); saturates to +-1, NaN propagates.
+template <typename C>
+static inline C tf_tanh(C y) { return C(1) - C(2) / (tf_exp(C(2) * y) + C(1)); }
+static inline double tf_tanh(double y) { return std::tanh(y); }
+
+// torch's GeluKernel, tanh form, in torch's own order: 0.5 x (1 + tanh(u)).
+// Not the cheaper, equal x / (1 + exp(-2u)): where 1 + tanh(u) cancels
+// (x < -3 or so) torch's result is 0 or a few ulps of 1, and the compiled
+// kernel must round like it (a random program comparing such a gelu with a
+// threshold told the two forms apart: tests/compiler/test_random_programs.cc).
 template <typename C>
 static inline C tf_gelu_tanh(C x) {
   const C beta = C(M_SQRT2 * M_2_SQRTPI * 0.5);
   const C kappa = C(0.044715);
   C inner = beta * (x + kappa * (x * x * x));
-  return x / (C(1) + tf_exp(C(-2) * inner));
+  return C(0.5) * x * (C(1) + tf_tanh(inner));
 }
 template <typename C>
 static inline C tf_gelu_erf(C x) { return x * C(0.5) * (C(1) + std::erf(x * C(M_SQRT1_2))); }
