@@ -27,7 +27,11 @@ tf_core_layer(tf_ir ir Threads::Threads)
 tf_core_layer(tf_ops ops tf_ir)
 tf_core_layer(tf_sema sema tf_ops)
 tf_core_layer(tf_frontend frontend tf_sema)
-tf_core_layer(tf_runtime runtime tf_ir)
+tf_core_layer(tf_runtime runtime tf_ir ${BLAS_LIBRARIES})
+# The small-GEMM loop (runtime/gemm.h) is the one hot loop of core: -O3 and
+# `omp simd` (no OpenMP runtime) let it vectorize into registers; its
+# target_clones pick AVX-512 / AVX2 at load time.
+set_source_files_properties(${PROJECT_SOURCE_DIR}/core/runtime/gemm.cc PROPERTIES COMPILE_OPTIONS "-O3;-fopenmp-simd")
 tf_core_layer(tf_eval eval tf_sema tf_runtime ${BLAS_LIBRARIES})
 # The native backend: generates C++, runs the system compiler, dlopens.
 tf_core_layer(tf_compiler compiler tf_sema tf_runtime ${BLAS_LIBRARIES} ${CMAKE_DL_LIBS})

@@ -1,7 +1,5 @@
 #include "core/compiler/compiler.h"
 
-#include <cblas.h>
-
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -12,6 +10,7 @@
 #include "core/compiler/prelude.h"
 #include "core/compiler/toolchain.h"
 #include "core/ir/error.h"
+#include "core/runtime/gemm.h"
 #include "core/sema/dispatch.h"
 
 namespace tf::compiler {
@@ -26,22 +25,8 @@ struct RuntimeTable {
   int64_t* info;  // where a kernel writes the details of its error code
 };
 
-CBLAS_TRANSPOSE trans(int t) { return t ? CblasTrans : CblasNoTrans; }
-
-void rt_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
-              static_cast<blasint>(ldc));
-}
-void rt_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
-              int64_t ldb, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0, c,
-              static_cast<blasint>(ldc));
-}
-
-const RuntimeTable kRuntime{rt_sgemm, rt_dgemm, nullptr};
+// The same GEMM as the evaluator's (runtime/gemm.h), so products agree bit for bit.
+const RuntimeTable kRuntime{runtime::sgemm, runtime::dgemm, nullptr};
 
 std::string single_source(const Program& p) {
   return std::string(prelude_source()) + "#define TF_ENTRY tf_entry\n" + p.body;

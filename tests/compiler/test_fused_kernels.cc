@@ -121,6 +121,26 @@ TEST_F(FusedKernels, SwiGlu) { check("swiglu", {{2, 3}, {2, 3}}, {{9, 40000}, {9
 TEST_F(FusedKernels, GeluTanh) { check("gelu_t", {{1, 1}}, {{100, 333}}); }
 TEST_F(FusedKernels, SoftMax) { check("smax", {{4, 9}}, {{70, 2048}}); }
 TEST_F(FusedKernels, MatMul) { check("mm", {{3, 4}, {4, 5}}, {{65, 33}, {33, 17}}); }
+// f32 MatMul whose B fits in L2 runs the prelude's register-blocked loop
+// (8 x 32 tiles): every row remainder 1..8 and column remainder, k from 1,
+// then a B too large for it (the BLAS) and transposed operands (the BLAS).
+TEST_F(FusedKernels, SmallMatMulTilesAndTheirRemainders) {
+  for (int64_t m : {1, 7, 8, 9, 15, 23, 64})
+    for (int64_t n : {1, 31, 32, 33, 100})
+      for (int64_t k : {1, 5, 64, 257}) {
+        std::mt19937 rng(static_cast<unsigned>(m * 1000003 + n * 1009 + k));
+        ir::FunctionPtr fn = module_->lookup("mm");
+        auto kern = compiler::compile(*fn);
+        expect_agree(*kern, *module_, *fn, {random_array(DType::kF32, {m, k}, rng), random_array(DType::kF32, {k, n}, rng)},
+                     "mm " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+      }
+  check("mm", {{9, 700}, {700, 200}}, {{3, 300}, {300, 500}});  // k * n above the small-GEMM bound
+  std::mt19937 rng(3);
+  NDArray at = random_array(DType::kF32, {40, 33}, rng), b = random_array(DType::kF32, {40, 17}, rng);
+  ir::FunctionPtr fn = module_->lookup("mm");
+  expect_agree(*compiler::compile(*fn), *module_, *fn, {NDArray::view(at, {33, 40}, {1, 33}), b}, "mm of a transposed a");
+}
+
 TEST_F(FusedKernels, RmsNormF64WithInlinedScale) { check("rmsnorm64", {{2, 3}, {3}}, {{16, 513}, {513}}); }
 TEST_F(FusedKernels, SharedValueIsMaterializedOnce) { check("shared", {{2, 3}, {2, 1}}, {{33, 700}, {33, 1}}); }
 TEST_F(FusedKernels, ParameterReturnedAsOutputIsCopied) { check("passthrough", {{2, 3}}, {{5, 9}}); }

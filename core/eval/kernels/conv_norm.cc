@@ -1,12 +1,12 @@
 // ReLU, Sigmoid, Tanh, Conv2D (im2col + OpenBLAS gemm), LayerNorm, RoPE.
 // Each computes in compute_t<T> and rounds once per output element.
-#include <cblas.h>
 
 #include <cmath>
 
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/nn/nn.h"
+#include "core/runtime/gemm.h"
 
 namespace tf::eval {
 namespace {
@@ -48,11 +48,10 @@ NDArray tanh_kernel(const KernelArgs& args) {
 
 // ---- Conv2D -------------------------------------------------------------------
 
-void gemm(int m, int n, int k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-}
+// The project's GEMM (runtime/gemm.h), as the compiled Conv2D calls it.
+void gemm(int m, int n, int k, const float* a, const float* b, float* c) { runtime::sgemm(0, 0, m, n, k, a, k, b, n, c, n); }
 void gemm(int m, int n, int k, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
+  runtime::dgemm(0, 0, m, n, k, a, k, b, n, c, n);
 }
 
 // Per image and group: col[(c, i, j), (oh, ow)] = x[c, oh*s - p + i*d, ...]

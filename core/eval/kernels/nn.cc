@@ -2,13 +2,13 @@
 // in compute_t<T> (float for f16 / bf16 / f32, double for f64) and rounds to
 // the dtype once per output element, except where the torch reference rounds
 // an intermediate (RMSNorm, documented there).
-#include <cblas.h>
 
 #include <cmath>
 
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/nn/nn.h"
+#include "core/runtime/gemm.h"
 
 namespace tf::eval {
 namespace {
@@ -24,17 +24,12 @@ void gather_matrix(const T* base, int64_t rows, int64_t cols, int64_t rs, int64_
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = widen(base[r * rs + c * cs]);
 }
 
+// The project's GEMM (runtime/gemm.h): the native backend computes the same products the same way.
 void gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(std::max<int64_t>(k, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(n, 1)), 0.0f, c,
-              static_cast<blasint>(std::max<int64_t>(n, 1)));
+  runtime::sgemm(0, 0, m, n, k, a, k, b, n, c, n);
 }
 void gemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0, a, static_cast<blasint>(std::max<int64_t>(k, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(n, 1)), 0.0, c,
-              static_cast<blasint>(std::max<int64_t>(n, 1)));
+  runtime::dgemm(0, 0, m, n, k, a, k, b, n, c, n);
 }
 
 // Batched a[..., M, K] @ b[..., K, N] with broadcast batch dims. f32 / f64 go
