@@ -50,7 +50,12 @@ template <bool kFull>
 // Row tiles run in order on the calling thread: the products this serves
 // are small, and a deterministic single-thread order keeps the result
 // independent of the thread count.
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#if defined(__x86_64__)
+#define TF_GEMM_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#else
+#define TF_GEMM_CLONES
+#endif
+TF_GEMM_CLONES
 void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                  float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; i += 8) {
