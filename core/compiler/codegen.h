@@ -1,11 +1,14 @@
 // Code generation: a sealed normal Function -> the C++ text of one kernel.
 //
 // The body's Call DAG is cut into stages. A value is materialized (gets a
-// buffer slot) when it is a parameter, an output, used more than once, a
-// row operation (RMSNorm, SoftMax over the last axis), a MatMul, or a MatMul
-// operand; every other elementwise value (Binary, Unary, Cast, Silu, Gelu,
-// constants, broadcasts) is inlined into the loop of the stage that reads it.
-// So x + r feeding RMSNorm, or silu(a) * b, is one pass over memory.
+// buffer slot) when it is a parameter, an output, used more than once, the
+// result of a non-elementwise op (row ops, Reduce, MatMul, layout and data
+// ops: emit_data.h, emit_conv.h), or an operand such an op reads from
+// memory; every other elementwise value (Binary, Unary, Cast, Silu, Gelu,
+// the nn activations, constants, broadcasts) is inlined into the loop of the
+// stage that reads it. So x + r feeding RMSNorm, or silu(a) * b, is one pass
+// over memory; and a row op's input that must also be stored (residual +
+// RMSNorm's sum) is computed and stored by the row stage itself.
 //
 // Generated ABI (one extern "C" function named by the caller):
 //   int ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt)
