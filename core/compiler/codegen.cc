@@ -388,9 +388,8 @@ class Generator {
 
   bool is_row_or_gemm(const ir::Call& c) const {
     const ir::Op* op = c.op().get();
-    return dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
-           dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
-           dynamic_cast<const ops::LayerNorm*>(op) || is_layout(*op) || is_data_op(*op);
+    return is_row_op(*op) || dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
+           is_layout(*op) || is_data_op(*op);
   }
 
   bool materialized(const ir::Call& c) const {
