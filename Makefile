@@ -68,29 +68,28 @@ SAN_ENV      := OPENBLAS_NUM_THREADS=1 \
 FUZZERS      := parser kernel_run evaluator
 
 # clang and its sanitizer / libFuzzer runtimes are needed only by these targets.
-san-setup: setup
-	@command -v clang++ >/dev/null && ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
-	  >/dev/null 2>&1 || { echo "needs clang and libclang-rt-dev: apt-get install clang libclang-rt-dev"; exit 1; }
+san-setup:
+	@bash scripts/setup.sh --sanitizers
 
 # ASan + UBSan; the same build carries libFuzzer coverage for `make fuzz`.
 $(ASAN_BUILD)/build.ninja: | san-setup
 	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DTF_SANITIZE=address,undefined -DTF_FUZZ=ON
 
-test-asan: $(ASAN_BUILD)/build.ninja
+test-asan: san-setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)'
 
 $(TSAN_BUILD)/build.ninja: | san-setup
 	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DTF_SANITIZE=thread
 
-test-tsan: $(TSAN_BUILD)/build.ninja
+test-tsan: san-setup $(TSAN_BUILD)/build.ninja
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)'
 
 # Each fuzzer runs FUZZ_SECONDS on the seeds of tests/fuzz/corpus/<name>,
 # growing its own corpus in $(ASAN_BUILD)/fuzz/<name>; a crash leaves its
 # input in $(ASAN_BUILD)/fuzz/ and fails the target.
-fuzz: $(ASAN_BUILD)/build.ninja
+fuzz: san-setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZERS))
 	@failed=""; for f in $(FUZZERS); do \
 	  mkdir -p $(ASAN_BUILD)/fuzz/$$f && \
@@ -102,9 +101,10 @@ fuzz: $(ASAN_BUILD)/build.ninja
 	  rc=$$?; tail -n 12 $(ASAN_BUILD)/fuzz/$$f.log; test $$rc -eq 0 || failed="$$failed $$f"; \
 	done; test -z "$$failed" || { echo "fuzz: crashes in:$$failed (inputs in $(ASAN_BUILD)/fuzz/)"; exit 1; }
 
-# torch 2.x (outside CI): a venv with a pip-installed torch (PyPI by default;
-# TORCH2_INDEX=https://download.pytorch.org/whl/cpu for the CPU-only wheel),
-# the torch extension built against it, and the Python tests run with it.
+# torch 2.x (outside CI): a venv with a pip-installed torch, the torch
+# extension built against it, and the Python tests run with it. pip uses the
+# machine's own configuration (pip.conf, PIP_INDEX_URL, PIP_EXTRA_INDEX_URL):
+# point those at a CPU-only torch index to avoid the CUDA build's download.
 # TORCH2_VENV=/path reuses an existing venv (pip then only checks the specs).
 # CMAKE_PREFIX_PATH names torch's package root as well as its share/cmake, so
 # TorchConfig's find_library picks the venv's libtorch/libc10 before any
@@ -114,16 +114,13 @@ fuzz: $(ASAN_BUILD)/build.ninja
 TORCH2_DIR   ?= build-torch2
 TORCH2_VENV  ?= $(TORCH2_DIR)/venv
 TORCH2_SPEC  ?= torch>=2.1
-TORCH2_INDEX ?= https://pypi.org/simple
 TORCH2_PY    := $(TORCH2_VENV)/bin/python
 TORCH2_ABS   := $(abspath $(TORCH2_DIR))
 TORCH2_PREFIX_PY := import os, torch, torch.utils as u; print(u.cmake_prefix_path + ";" + os.path.dirname(torch.__file__))
 
 test-torch2: | setup
 	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_VENV)
-	$(TORCH2_PY) -m pip install -q --index-url $(TORCH2_INDEX) \
-	  $(if $(filter https://pypi.org/simple,$(TORCH2_INDEX)),,--extra-index-url https://pypi.org/simple) \
-	  '$(TORCH2_SPEC)' numpy pytest
+	$(TORCH2_PY) -m pip install -q '$(TORCH2_SPEC)' numpy pytest
 	cmake -S . -B $(TORCH2_DIR) -G Ninja -DTF_BUILD_TORCH=ON -DPython3_EXECUTABLE=$(TORCH2_PY) \
 	  -DCMAKE_PREFIX_PATH="$$($(TORCH2_PY) -c '$(TORCH2_PREFIX_PY)')"
 	cmake --build $(TORCH2_DIR) -j $(JOBS) --target tilefoundry_torch tf_torch_cpp_example
