@@ -13,11 +13,47 @@ Value Parser::call(const Token& name) {
     src_.parse_error(name.pos, "'" + name.text + "' is a value, not a function");
   if (name.text == "DimVar") return dimvar_call(name, args);
   if (name.text == "dim_min" || name.text == "dim_max") return dim_minmax_call(name, args);
+  if (name.text == "load_tile") return load_tile_call(name, args);
   if (name.text == "Target") src_.parse_error(name.pos, "Target(...) may only be bound to TARGET");
   if (Value v; shard_call(name, args, &v)) return v;
   if (ir::FunctionPtr f = lookup_function(name.text, name.pos)) return function_call(f, name, args);
   if (const ops::SurfaceFn* fn = ops::find_surface(name.text)) return surface_call(*fn, name, args);
   src_.parse_error(name.pos, "unknown function '" + name.text + "'");
+}
+
+// load_tile(x, i, axis=-1): the tile of x that the loop variable i selects on
+// `axis` — x[:, ..., i] with i at that axis. A surface alias of the subscript
+// (it prints as one): the window is read where it is used, so an rmem
+// accumulator adding it stays rmem (an op's result takes its most local
+// operand's storage).
+Value Parser::load_tile_call(const Token& name, const std::vector<Arg>& args) {
+  require_body(name);
+  auto slots = bind_args("load_tile", name, {"x", "i", "axis"}, {false, false, true}, args);
+  const Value& x = slots[0]->value;
+  if (!x.is_expr() || !ir::as_tensor(x.expr->type()))
+    src_.fail(ir::ErrorKind::kType, x.pos, "load_tile's x must be a tensor, but got " + x.describe());
+  const Value& i = slots[1]->value;
+  if (i.kind != Value::Kind::kRangeSlice && !i.is_dim_like())
+    src_.fail(ir::ErrorKind::kType, i.pos,
+              "load_tile's i must be a tile loop variable (or an int / dim index), but got " + i.describe());
+  int64_t rank = static_cast<int64_t>(ir::as_tensor(x.expr->type())->rank());
+  int64_t axis = -1;
+  if (slots[2]) {
+    const Value& a = slots[2]->value;
+    if (a.kind != Value::Kind::kInt)
+      src_.fail(ir::ErrorKind::kType, a.pos, "load_tile's axis must be an int, but got " + a.describe());
+    axis = a.i;
+  }
+  if (axis < -rank || axis >= rank)
+    src_.fail(ir::ErrorKind::kType, slots[2] ? slots[2]->value.pos : name.pos,
+              "load_tile's axis " + std::to_string(axis) + " is out of range for a rank-" + std::to_string(rank) +
+                  " tensor");
+  if (axis < 0) axis += rank;
+  std::vector<SubItem> items(static_cast<size_t>(axis) + 1);
+  for (int64_t ax = 0; ax < axis; ++ax) items[ax].is_slice = true, items[ax].pos = name.pos;
+  items[axis].index = i;
+  items[axis].pos = i.pos;
+  return tensor_slice(x, items, name);
 }
 
 // After '(' : positional arguments, then keyword arguments, then ')'.

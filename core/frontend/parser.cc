@@ -2,6 +2,7 @@
 
 #include "core/frontend/lexer.h"
 #include "core/frontend/parser_impl.h"
+#include "core/sema/boundary.h"
 #include "core/sema/elaborate.h"
 #include "core/sema/verify.h"
 
@@ -77,6 +78,16 @@ ir::FunctionPtr Parser::lookup_function(const std::string& name, Pos use) {
   if (prototypes_.count(name)) seal_prototype(name, use);
   auto f = function_index_.find(name);
   return f == function_index_.end() ? nullptr : f->second;
+}
+
+void Parser::check_return(const std::string& fn, const std::vector<ir::VarPtr>& params, Pos at,
+                          const ir::TypePtr& value, const ir::TypePtr& declared) {
+  std::string conflict = sema::dimvar_bound_conflict(params, declared);
+  if (!conflict.empty()) src_.fail(ir::ErrorKind::kVerify, at, "function '" + fn + "': " + conflict);
+  if (auto why = sema::return_mismatch(value, declared))
+    src_.fail(ir::ErrorKind::kType, at,
+              "'" + fn + "' returns " + value->to_string() + ", but its signature declares " + declared->to_string() +
+                  ": " + *why);
 }
 
 void Parser::module_statement() {
@@ -189,10 +200,7 @@ void Parser::function_def() {
     functions_.push_back(nullptr);
     return;
   }
-  if (!ir::type_equal(body->type(), ret_type))
-    src_.fail(ir::ErrorKind::kType, name.pos,
-              "'" + name.text + "' returns " + body->type()->to_string() +
-                  ", but its signature declares " + ret_type->to_string());
+  check_return(name.text, params, name.pos, body->type(), ret_type);
   ir::Function::Fields f;
   f.name = name.text;
   f.params = std::move(params);
@@ -246,10 +254,7 @@ void Parser::specialize_def(const Token& base_name) {
   ir::ExprPtr body = function_body(label.text, def.pos);
   locals_ = nullptr;
   if (!body) src_.parse_error(def.pos, "a variant needs a body; only the base is a 'pass' prototype");
-  if (!ir::type_equal(body->type(), ret_type))
-    src_.fail(ir::ErrorKind::kType, label.pos,
-              "'" + label.text + "' returns " + body->type()->to_string() + ", but its signature declares " +
-                  ret_type->to_string());
+  check_return(label.text, params, label.pos, body->type(), ret_type);
   ir::Function::Fields f;
   f.name = base_name.text;
   f.label = label.text;
@@ -319,7 +324,7 @@ ir::TypePtr Parser::tensor_annotation(const Token& head) {
     Value l = bit_or();  // a ShardLayout(...) / Layout(...) annotation
     if (l.kind != Value::Kind::kLayout)
       src_.parse_error(l.pos, "expected a layout or a storage kind string, but got " + l.describe());
-    layout = resolve_layout(l, dims, true);  // spec §1.1: signature binding materializes strides
+    layout = resolve_layout(l, dims, true);  // signature binding materializes strides
     more = accept_op(",");
   }
   if (more) {

@@ -2,7 +2,7 @@
 // file: it owns the module-level environment (DimVars, int constants, the
 // Target, the functions defined so far) and, while inside an @func body, the
 // lexical environment of that body. Binding a name stores the Value itself,
-// so every later use of the name shares the same IR node (spec "SSA shape").
+// so every later use of the name shares the same IR node (SSA as a DAG).
 //
 // The implementation is split by grammar level: parser.cc (module level,
 // signatures, statements), parse_expr.cc (operators, atoms, subscripts),
@@ -61,6 +61,9 @@ class Parser {
   // @f.specialize(S=(lo, hi)) after the '@f' tokens: parses the variant and
   // adds it to f's prototype.
   void specialize_def(const Token& base_name);
+  // The body's value must be returnable as the declared type (core/sema/boundary.h).
+  void check_return(const std::string& fn, const std::vector<ir::VarPtr>& params, Pos at, const ir::TypePtr& value,
+                    const ir::TypePtr& declared);
   // The function a call site names: a prototype is sealed at its first use.
   ir::FunctionPtr lookup_function(const std::string& name, Pos use);
   void seal_prototype(const std::string& name, Pos use);
@@ -101,7 +104,7 @@ class Parser {
   Value tensor_binary(const Token& op, const Value& lhs, const Value& rhs);
   Value unary_op(const Token& op, const Value& v);
   // A tensor operand: an IR node as is, or a scalar literal turned into a
-  // Constant of the partner operand's dtype (spec parser §1.9).
+  // Constant of the partner operand's dtype (docs/dsl.md §6.2).
   ir::ExprPtr operand(const Value& v, const ir::TensorType* partner, const Token& op) const;
   Value subscript(const Value& base, const Token& open);
   std::vector<SubItem> subscript_items();
@@ -137,6 +140,7 @@ class Parser {
   Value function_call(const ir::FunctionPtr& fn, const Token& name, const std::vector<Arg>& args);
   Value dimvar_call(const Token& name, const std::vector<Arg>& args);
   Value dim_minmax_call(const Token& name, const std::vector<Arg>& args);
+  Value load_tile_call(const Token& name, const std::vector<Arg>& args);
   // The dtype a scalar literal argument takes: that of the first tensor argument.
   const ir::TensorType* literal_partner(const std::vector<const Arg*>& tensor_args) const;
   ir::ExprPtr make_call(const ir::OpPtr& op, std::vector<ir::ExprPtr> args, Pos pos) const;

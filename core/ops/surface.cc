@@ -109,11 +109,10 @@ void add_tensor_catalog(std::vector<SurfaceFn>& out) {
   out.push_back({"cache_update", {tensor("cache"), tensor("cur_pos"), tensor("s"), tensor("new")},
                  [](const Attrs&) -> ir::OpPtr { return std::make_shared<CacheUpdate>(); }});
   out.push_back({"topk",
-                 {tensor("x"), attr("k", AttrType::kShape), attr("axis", AttrType::kInt, int64_t{-1}),
+                 {tensor("x"), attr("k", AttrType::kDim), attr("axis", AttrType::kInt, int64_t{-1}),
                   attr("largest", AttrType::kBool, true), attr("sorted", AttrType::kBool, true)},
                  [](const Attrs& a) -> ir::OpPtr {
-                   const ir::Shape& k = get<ir::Shape>(a, 0);
-                   if (k.size() != 1) ir::fail(ir::ErrorKind::kType, "'topk' k must be one dim (an int or a DimVar expression)");
+                   const ir::Shape& k = get<ir::Shape>(a, 0);  // one dim (kDim)
                    return std::make_shared<TopK>(k[0], get<int64_t>(a, 1), get<bool>(a, 2), get<bool>(a, 3));
                  }});
   out.push_back({"concat", {tuple_operand("inputs"), attr("axis", AttrType::kInt, int64_t{0})},
@@ -175,6 +174,7 @@ std::string_view attr_type_name(AttrType t) {
     case AttrType::kInts: return "a tuple of ints";
     case AttrType::kAxes: return "an int or a tuple of ints";
     case AttrType::kShape: return "a shape tuple";
+    case AttrType::kDim: return "an int or a dim expression (a DimVar, N // 4, dim_min(512, N), ...)";
     case AttrType::kStorage: return "a storage kind (\"rmem\", \"smem\", \"gmem\")";
   }
   return "?";
@@ -235,6 +235,11 @@ std::optional<AttrValue> coerce_attr(const AttrValue& v, AttrType t) {
       if (std::holds_alternative<ir::Shape>(v)) return v;
       if (auto* ints = std::get_if<std::vector<int64_t>>(&v)) return ir::Shape(ints->begin(), ints->end());
       if (auto* i = std::get_if<int64_t>(&v)) return ir::Shape{*i};
+      return std::nullopt;
+    case AttrType::kDim:  // one dim; the printer writes it as a one-element shape (k=(N,))
+      if (auto* i = std::get_if<int64_t>(&v)) return ir::Shape{*i};
+      if (auto* ints = std::get_if<std::vector<int64_t>>(&v); ints && ints->size() == 1) return ir::Shape{(*ints)[0]};
+      if (auto* s = std::get_if<ir::Shape>(&v); s && s->size() == 1) return v;
       return std::nullopt;
     case AttrType::kStorage:
       if (std::holds_alternative<ir::StorageKind>(v)) return v;

@@ -1,6 +1,6 @@
-// The DSL's function surface (ARCHITECTURE §5): each name the user can call
+// The DSL's function surface (docs/dsl.md §7): each name the user can call
 // — add, cmp_eq, sum, rms_norm, ... — with its parameters and a builder of
-// the spec Op it denotes. The frontend resolves calls through this table;
+// the Op it denotes. The frontend resolves calls through this table;
 // the printer writes op.surface_name() + op.surface_attrs(), which is always
 // an entry here, so printing and parsing are inverse by construction.
 #pragma once
@@ -16,7 +16,8 @@
 namespace tf::ops {
 
 // What an attribute parameter accepts. kAxes takes an int or a tuple of ints.
-enum class AttrType : uint8_t { kInt, kFloat, kBool, kString, kDType, kInts, kAxes, kShape, kStorage };
+// kDim takes one dim: an int or a dim expression (TopK's k).
+enum class AttrType : uint8_t { kInt, kFloat, kBool, kString, kDType, kInts, kAxes, kShape, kDim, kStorage };
 std::string_view attr_type_name(AttrType t);
 
 struct SurfaceParam {

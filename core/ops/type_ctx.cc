@@ -1,5 +1,7 @@
 #include "core/ops/type_ctx.h"
 
+#include <algorithm>
+
 namespace tf::ops {
 
 std::string TypeCtx::where() const {
@@ -74,10 +76,10 @@ std::optional<ir::Shape> broadcast_shapes(const ir::Shape& a, const ir::Shape& b
 }
 
 ir::StorageKind result_storage(const std::vector<const ir::TensorType*>& operands) {
-  if (operands.empty()) return ir::StorageKind::kGmem;
-  ir::StorageKind s = operands[0]->storage();
-  for (const auto* t : operands)
-    if (t->storage() != s) return ir::StorageKind::kGmem;
+  // The enum's order is the addressability order rmem < smem < gmem, with
+  // unmaterialized last: the minimum is the most local placed operand.
+  ir::StorageKind s = operands.empty() ? ir::StorageKind::kGmem : operands[0]->storage();
+  for (const auto* t : operands) s = std::min(s, t->storage());
   return s;
 }
 

@@ -1,5 +1,5 @@
 // TypeCtx: what an op's typeinfer sees — its operand types — and how it
-// reports a failure. Every diagnostic has one shape (STYLE §10):
+// reports a failure. Every diagnostic has one shape:
 //   <file:line:col>: error: 'rms_norm' operand #1 (weight) must be rank-1 with
 //   the length of x's last axis (4096), but got Tensor[(8,), f32]
 #pragma once
@@ -50,7 +50,11 @@ class TypeCtx {
 int64_t normalize_axis(const TypeCtx& ctx, int64_t axis, size_t rank, const char* attr = "axis");
 // Numpy broadcasting of two shapes; nullopt when they do not broadcast.
 std::optional<ir::Shape> broadcast_shapes(const ir::Shape& a, const ir::Shape& b);
-// Storage of the result of a multi-input op: theirs when they agree, else gmem.
+// Storage of the result of a multi-input op: the most local storage among its
+// operands (rmem < smem < gmem; an unmaterialized operand counts only when all
+// are). Computing with a value loaded from memory yields a value where the
+// computation happens: a register accumulator plus a gmem tile stays in rmem,
+// so a loop carry keeps its type.
 ir::StorageKind result_storage(const std::vector<const ir::TensorType*>& operands);
 
 }  // namespace tf::ops

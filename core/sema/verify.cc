@@ -5,6 +5,7 @@
 
 #include "core/ir/error.h"
 #include "core/ir/visitor.h"
+#include "core/sema/boundary.h"
 #include "core/sema/dispatch.h"
 #include "core/sema/typeinfer.h"
 
@@ -16,27 +17,9 @@ namespace {
   ir::fail(ir::ErrorKind::kVerify, (loc.empty() ? "" : loc + ": ") + "error: function '" + fn.name() + "': " + rule);
 }
 
-// Spec §1.1: every occurrence of a same-name DimVar across params and
-// return_type agrees on its (lo, hi) bounds.
 void check_dimvar_bounds(const ir::Function& fn) {
-  std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::string>> seen;
-  auto scan = [&](const ir::TypePtr& t, const std::string& where) {
-    for (const auto& tt : ir::flatten_tensor_types(t)) {
-      std::map<std::string, std::pair<int64_t, int64_t>> vars;
-      for (const auto& d : tt->shape()) d.collect_vars(&vars);
-      for (const auto& [name, bounds] : vars) {
-        auto [it, fresh] = seen.emplace(name, std::make_pair(bounds, where));
-        if (!fresh && it->second.first != bounds)
-          verify_error(fn, "DimVar '" + name + "' has bounds [" + std::to_string(bounds.first) + ", " +
-                               std::to_string(bounds.second) + ") in " + where + " but [" +
-                               std::to_string(it->second.first.first) + ", " +
-                               std::to_string(it->second.first.second) + ") in " + it->second.second +
-                               "; same-name DimVars MUST agree on their bounds");
-      }
-    }
-  };
-  for (const auto& p : fn.params()) scan(p->type(), "parameter '" + p->name() + "'");
-  scan(fn.return_type(), "the return type");
+  std::string conflict = dimvar_bound_conflict(fn.params(), fn.return_type());
+  if (!conflict.empty()) verify_error(fn, conflict);
 }
 
 // Re-derives every Call's type and checks every Var is bound.
@@ -65,10 +48,10 @@ class BodyChecker : public ir::ExprVisitor {
                             "' is stamped " + c.type()->to_string() + " but typeinfer derives " +
                             again->type()->to_string());
   }
-  // Spec §1.2: the carry chain's yields come back with the carried types.
+  // The carry chain's yields come back with the carried types.
   void visit_grid_region(const ir::GridRegionExpr& g) override {
     const auto& f = g.fields();
-    // Spec §1.2: every DimVar of start / extent / step is bound by the
+    // Every DimVar of start / extent / step is bound by the
     // function's parameter shapes (or is an enclosing loop's variable).
     std::map<std::string, std::pair<int64_t, int64_t>> dims;
     for (const auto* d : {&f.start, &f.extent, &f.step}) d->collect_vars(&dims);
@@ -115,14 +98,37 @@ void check_body(const ir::Function& fn) {
   BodyChecker checker(fn);
   BinderCollector(&checker).visit(fn.body());
   checker.visit(fn.body());
-  if (!ir::type_equal(fn.body()->type(), fn.return_type()))
+  // Return by value: storage and strides may differ (core/sema/boundary.h).
+  if (auto why = return_mismatch(fn.body()->type(), fn.return_type()))
     ir::fail(ir::ErrorKind::kType,
              (fn.span().to_string().empty() ? "" : fn.span().to_string() + ": ") + "error: function '" +
                  fn.name() + "' declares return type " + fn.return_type()->to_string() +
-                 ", but its body has type " + fn.body()->type()->to_string());
+                 ", but its body has type " + fn.body()->type()->to_string() + ": " + *why);
 }
 
 }  // namespace
+
+std::string dimvar_bound_conflict(const std::vector<ir::VarPtr>& params, const ir::TypePtr& return_type) {
+  std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::string>> seen;
+  std::string conflict;
+  auto scan = [&](const ir::TypePtr& t, const std::string& where) {
+    for (const auto& tt : ir::flatten_tensor_types(t)) {
+      std::map<std::string, std::pair<int64_t, int64_t>> vars;
+      for (const auto& d : tt->shape()) d.collect_vars(&vars);
+      for (const auto& [name, bounds] : vars) {
+        auto [it, fresh] = seen.emplace(name, std::make_pair(bounds, where));
+        if (!fresh && it->second.first != bounds && conflict.empty())
+          conflict = "DimVar '" + name + "' has bounds [" + std::to_string(bounds.first) + ", " +
+                     std::to_string(bounds.second) + ") in " + where + " but [" +
+                     std::to_string(it->second.first.first) + ", " + std::to_string(it->second.first.second) +
+                     ") in " + it->second.second + "; same-name DimVars MUST agree on their bounds";
+      }
+    }
+  };
+  for (const auto& p : params) scan(p->type(), "parameter '" + p->name() + "'");
+  scan(return_type, "the return type");
+  return conflict;
+}
 
 void verify_function(const ir::Function& fn) {
   if (fn.is_variant())

@@ -220,6 +220,19 @@ TEST(CatalogParse, TopKTakesADimVarExpressionK) {
   expect_type_error("x: Tensor[(CTX, 8), f32]", "tuple[Tensor[(CTX, 8), f32], Tensor[(CTX, 8), i64]]",
                     "topk(x, k=CTX // 4, axis=1)", {"'topk'", "at most 1024", "must not exceed the length 8 of axis 1"},
                     "CTX = DimVar(\"CTX\", 1, 4097)\n\n");
+  // A float k is named as what it is, not as a bad shape tuple, at the k.
+  try {
+    parse_module("from tilefoundry.dsl import *\n\n@func\ndef f(x: Tensor[(4, 8), f32]) -> "
+                 "tuple[Tensor[(4, 2), f32], Tensor[(4, 2), i64]]:\n    return topk(x, k=2.5, axis=1)\n",
+                 "t.tf");
+    ADD_FAILURE() << "a float k was accepted";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(e.kind(), ir::ErrorKind::kType) << e.what();
+    EXPECT_NE(std::string(e.what()).find("t.tf:5:22: error: 'topk' argument 'k' must be an int or a dim expression"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("but got the float 2.5"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CatalogParse, MixedTupleOutsideATupleOperandIsStillRejected) {

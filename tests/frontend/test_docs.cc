@@ -1,5 +1,6 @@
 // Keeps docs/dsl.md honest. Every ```python block that holds an @func is a
-// complete module: it must parse and round-trip. A ```python block right
+// complete module: it must parse and round-trip (the same holds for the
+// other documents that show modules: README.md, docs/ir.md, docs/sharding.md). A ```python block right
 // after a line ending in "prints as:" must be the exact printed form of the
 // block before it, and a ```text error message right after "is rejected
 // with:" must be exactly what the parser throws for the ```text source
@@ -7,6 +8,7 @@
 // the closed sets they document.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -32,13 +34,13 @@ struct Block {
 
 // Located from this file's path so the test does not depend on the working
 // directory: <repo>/tests/frontend/test_docs.cc -> <repo>/docs/dsl.md.
-std::string doc_path() {
+std::string doc_path(const std::string& name = "docs/dsl.md") {
   std::string here = __FILE__;
-  return here.substr(0, here.rfind("/tests/")) + "/docs/dsl.md";
+  return here.substr(0, here.rfind("/tests/")) + "/" + name;
 }
 
-std::string read_doc() {
-  std::ifstream in(doc_path());
+std::string read_doc(const std::string& name = "docs/dsl.md") {
+  std::ifstream in(doc_path(name));
   if (!in) return "";
   std::stringstream ss;
   ss << in.rdbuf();
@@ -68,7 +70,7 @@ std::vector<Block> fenced_blocks(const std::string& md) {
     if (inside) cur.text += line + "\n";
     else if (line.find_first_not_of(' ') != std::string::npos) last_text = line;
   }
-  if (inside) ADD_FAILURE() << "docs/dsl.md: the block opened at line " << cur.line << " is never closed";
+  if (inside) ADD_FAILURE() << "the block opened at line " << cur.line << " is never closed";
   return blocks;
 }
 
@@ -127,6 +129,34 @@ TEST_F(DslDoc, EveryPythonModuleParsesAndRoundTrips) {
     expect_round_trip(*m);
   }
 }
+
+// The other documents' module examples: each parses and round-trips.
+class DocModules : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DocModules, EveryPythonModuleParsesAndRoundTrips) {
+  std::string md = read_doc(GetParam());
+  ASSERT_FALSE(md.empty()) << "cannot read " << doc_path(GetParam());
+  auto modules = module_blocks(fenced_blocks(md));
+  EXPECT_GE(modules.size(), 1u) << GetParam() << " has no ```python block with an @func";
+  for (const auto& b : modules) {
+    SCOPED_TRACE(GetParam() + " block at line " + std::to_string(b.line));
+    try {
+      ir::ModulePtr m = parse_module(b.text, GetParam());
+      EXPECT_FALSE(m->functions().empty());
+      expect_round_trip(*m);
+    } catch (const ir::Error& e) {
+      ADD_FAILURE() << "does not parse:\n" << e.what() << "\n--- block ---\n" << b.text;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Docs, DocModules,
+                         ::testing::Values("README.md", "docs/ir.md", "docs/sharding.md"),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string n;
+                           for (char c : p.param) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
 
 // The canonical-form example shows real printer output.
 TEST_F(DslDoc, PrintedFormExamplesMatchThePrinter) {

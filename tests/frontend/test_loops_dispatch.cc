@@ -1,6 +1,7 @@
-// Spec §1.1 (calls, elaboration, shape dispatch) and §1.2 (GridRegionExpr):
+// Calls, elaboration, shape dispatch and loops (GridRegionExpr), docs/ir.md:
 // parsing, printing and the conformance rules checked at construction.
 #include "core/ir/expr.h"
+#include "core/ir/shard.h"
 #include "core/sema/dispatch.h"
 #include "core/sema/elaborate.h"
 #include "core/sema/typeinfer.h"
@@ -328,28 +329,32 @@ def f(a: Tensor[(5,), f32]) -> Tensor[(5,), f32]:
 }
 
 TEST(HirConformance, Elaborate_FailureIsReportedInsideTheCalleeWithTheCallSite) {
-  // The loop carry is gmem for the declared parameter; an rmem argument makes
-  // the phi rmem while the yield (+ a gmem zeros) is not, which only the
-  // re-typeinferred body can see.
+  // The loop carry is plain for the declared parameter; a Partial("sum")
+  // argument makes it Partial, and exp does not commute with a sum: only the
+  // re-typeinferred body can see that.
   ir::FunctionPtr g = parse_module(src(R"(
 @func
 def g(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:
     acc = x
     for i in tile(4):
-        acc = acc + zeros((4,), f32)
+        acc = exp(acc)
     return acc
 )"),
                                    "callee.tf")
                           ->lookup("g");
-  auto rmem = ir::Var::make("r", ir::TensorType::make({4}, ir::DType::kF32, nullptr, ir::StorageKind::kRmem));
+  auto mesh = std::make_shared<const ir::Mesh>(ir::Mesh{"cta", "cta", {4}, {"x"}});
+  auto partial = ir::ShardLayout::make(mesh, {ir::ShardAttr::partial(ir::Reduction::kSum)}, {4},
+                                       std::vector<int64_t>{1});
+  auto arg = ir::Var::make("r", ir::TensorType::make({4}, ir::DType::kF32, partial));
   try {
-    sema::make_function_call(g, {rmem}, ir::Span{std::make_shared<std::string>("caller.tf"), 3, 7});
+    sema::make_function_call(g, {arg}, ir::Span{std::make_shared<std::string>("caller.tf"), 3, 7});
     ADD_FAILURE() << "expected a type error inside the callee";
   } catch (const ir::Error& e) {
     std::string msg = e.what();
     EXPECT_EQ(e.kind(), ErrorKind::kType) << msg;
     EXPECT_EQ(msg.rfind("caller.tf:3:7: error: in call to 'g'", 0), 0u) << msg;
     EXPECT_NE(msg.find("callee.tf:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Partial"), std::string::npos) << msg;
   }
 }
 

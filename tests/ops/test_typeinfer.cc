@@ -133,6 +133,33 @@ TEST(Zeros, TypesFromAttributesAndNeedsConcreteStorage) {
                     {"storage must be concrete"});
 }
 
+// A multi-input op's result takes the most local storage among its operands
+// (rmem < smem < gmem); unmaterialized counts only when every operand is.
+TEST(ResultStorage, IsTheMostLocalStorageAmongTheOperands) {
+  auto in = [](const char* name, StorageKind s) { return Var::make(name, TensorType::make({4}, DType::kF32, nullptr, s)); };
+  auto add = [] { return std::make_shared<Binary>(BinaryKind::kAdd); };
+  const std::vector<std::pair<std::pair<StorageKind, StorageKind>, StorageKind>> cases = {
+      {{StorageKind::kRmem, StorageKind::kGmem}, StorageKind::kRmem},
+      {{StorageKind::kGmem, StorageKind::kRmem}, StorageKind::kRmem},
+      {{StorageKind::kSmem, StorageKind::kGmem}, StorageKind::kSmem},
+      {{StorageKind::kSmem, StorageKind::kRmem}, StorageKind::kRmem},
+      {{StorageKind::kGmem, StorageKind::kGmem}, StorageKind::kGmem},
+      {{StorageKind::kUnmaterialized, StorageKind::kSmem}, StorageKind::kSmem},
+      {{StorageKind::kUnmaterialized, StorageKind::kUnmaterialized}, StorageKind::kUnmaterialized},
+  };
+  for (const auto& [ops, want] : cases) {
+    TypePtr t = infer(add(), {in("a", ops.first), in("b", ops.second)});
+    EXPECT_EQ(as_tensor(t)->storage(), want) << storage_name(ops.first) << " + " << storage_name(ops.second);
+  }
+  // The same rule for other multi-input families (matmul, rms_norm).
+  auto m = Var::make("m", TensorType::make({4, 4}, DType::kF32, nullptr, StorageKind::kRmem));
+  auto g = Var::make("g", TensorType::make({4, 4}, DType::kF32));
+  TypePtr mm = infer(std::make_shared<MatMul>(), {g, m});
+  TypePtr norm = infer(std::make_shared<RMSNorm>(1e-6), {m, param("w", {4})});
+  EXPECT_EQ(as_tensor(mm)->storage(), StorageKind::kRmem);
+  EXPECT_EQ(as_tensor(norm)->storage(), StorageKind::kRmem);
+}
+
 TEST(MatMul, BatchedWithBroadcastBatchDims) {
   EXPECT_EQ(str(infer(std::make_shared<MatMul>(), {param("a", {2, 1, N, 16}), param("b", {3, 16, 8})})),
             "Tensor[(2, 3, N, 8), f32]");

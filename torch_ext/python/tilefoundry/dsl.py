@@ -1,5 +1,5 @@
 """The DSL's names, so that a kernel file (`from tilefoundry.dsl import *`)
-is valid, importable Python (ARCHITECTURE §5).
+is valid, importable Python (docs/dsl.md).
 
 Nothing here computes: the C++ frontend parses the file's text. Types and
 layouts are inert records; surface functions are placeholders that raise
@@ -138,7 +138,7 @@ SURFACE_FUNCTIONS = (
     # nn
     "matmul conv2d relu sigmoid tanh softmax layer_norm gelu silu rms_norm rope "
     # shape, sharding, loops
-    "shape_extract shape_compose reshard local tile"
+    "shape_extract shape_compose reshard local tile load_tile"
 ).split()
 
 globals().update({name: _placeholder(name) for name in SURFACE_FUNCTIONS})
