@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The ABI baseline of libtilefoundry.so (STYLE pattern 5).
+"""The ABI baseline of libtilefoundry.so (docs/c-abi.md, ABI stability).
 
 The public surface of include/tilefoundry/tilefoundry.h is reduced to one
 normalized line per exported function, per public type (struct / enum /

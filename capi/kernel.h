@@ -5,8 +5,8 @@
 //
 // Backend selection: TF_BACKEND_NATIVE compiles through core/compiler; when
 // the code generator does not handle the function (or no C++ compiler can be
-// run) the Kernel runs on the reference evaluator and backend() says so
-// (ARCHITECTURE §7: "falls back ... and says so"); fallback_reason() says why.
+// run) the Kernel runs on the reference evaluator and backend() says so;
+// fallback_reason() says why.
 #pragma once
 
 #include <memory>

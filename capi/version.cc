@@ -1,4 +1,4 @@
-// The run-time version; its shape never changes (STYLE pattern 4).
+// The run-time version; its shape never changes (docs/c-abi.md, ABI stability).
 #include "tilefoundry/tilefoundry.h"
 
 extern "C" uint32_t tf_abi_version(void) { return TF_ABI_VERSION; }

@@ -1,4 +1,4 @@
-// The native backend (ARCHITECTURE §7): a sealed normal Function -> C++
+// The native backend (docs/internals.md): a sealed normal Function -> C++
 // source (codegen.h) -> shared object in a content-addressed cache -> dlopen.
 //
 // Environment: TF_CC (compiler, default "c++"), TF_CACHE_DIR (default

@@ -1,4 +1,4 @@
-// Functions with GridRegionExpr loops (spec §1.2): a host-driven plan of
+// Functions with GridRegionExpr loops (docs/ir.md, Loops): a host-driven plan of
 // compiled straight-line segments (codegen.h generate_segment) and loops.
 //
 // A scope (the function body, a loop's init values, a loop's body) is cut at

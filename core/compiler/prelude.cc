@@ -296,7 +296,7 @@ static void tf_gemm(const tf_rt* rt, int64_t m, int64_t n, int64_t k, const T* a
 
 }  // namespace
 
-// ---- issue #6: every op compiles (Gather / TopK / Conv2D / half MatMul / fp8)
+// ---- data, conv and 8-bit float helpers (Gather / TopK / Conv2D / half MatMul / fp8)
 // Helpers of core/compiler/emit_data.cc and emit_conv.cc, and the f16 / bf16
 // MatMul of codegen.cc; semantics mirror core/eval/kernels (indexing.cc,
 // conv_norm.cc, nn.cc) and core/runtime/float8.h.
@@ -401,7 +401,7 @@ static void tf_gemm_widened(const tf_rt* rt, int64_t m, int64_t n, int64_t k, co
 }
 
 }  // namespace
-// ---- end of issue #6 block
+// ---- end of the data, conv and 8-bit float helpers
 )TFPRELUDE";
 }
 

@@ -20,7 +20,7 @@ int64_t slice_begin(const RuntimeScalar& s, const ir::DimBindings& b) {
   return extent > 0 ? ax.begin.value() : 0;
 }
 
-// core/eval's loop bounds (spec §1.2).
+// core/eval's loop bounds (docs/ir.md, Loops).
 int64_t loop_bound(const RuntimeScalar& s, const ir::DimBindings& b) {
   const char* what = s.kind == RuntimeScalar::kLoopStart ? "start" : s.kind == RuntimeScalar::kLoopExtent ? "extent" : "step";
   const bool positive = s.kind == RuntimeScalar::kLoopStep;

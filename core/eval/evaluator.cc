@@ -119,7 +119,7 @@ class Interpreter {
     return tensor(std::move(out));
   }
 
-  // Spec §1.2: start / extent / step resolve against the call's DimVar
+  // Start / extent / step resolve against the call's DimVar
   // bindings; start and extent must be non-negative, step positive.
   int64_t resolve(const ir::GridRegionExpr& g, const ir::ShapeDim& d, const char* what, bool positive) const {
     std::string at = g.span().to_string();

@@ -120,7 +120,7 @@ void combine(const NDArray& acc, const NDArray& x, ir::Reduction r) {
   });
 }
 
-// The instance's local value of a logical tensor (spec of this file). With
+// The instance's local value of a logical tensor (virtual_mesh.h). With
 // `split`, a Partial parameter (#param) is split into shares by it instead.
 NDArray localize(const NDArray& global, const ir::TensorType& t, const Grid& g, size_t inst,
                  const PartialShareFn* split = nullptr, size_t param = 0) {
@@ -359,7 +359,7 @@ class MeshInterpreter {
     return splits_axis(arg_type(c, 0), axes);
   }
 
-  // Spec Reduce: a Split of a reduced axis collapses to Broadcast — the
+  // Reduce: a Split of a reduced axis collapses to Broadcast — the
   // lowering combines the instances; here: assemble, reduce, hand out.
   std::vector<Value> global_then_localize(const ir::Call& c, const std::vector<const std::vector<Value>*>& args) {
     std::vector<NDArray> in;

@@ -1,4 +1,4 @@
-// The virtual-mesh evaluator (ARCHITECTURE §4, `mesh="virtual"`): runs a
+// The virtual-mesh evaluator (docs/sharding.md, `mesh="virtual"`): runs a
 // sharded function once per mesh instance on that instance's local shards and
 // reassembles the logical result. It is how tests show that every accepted
 // sharding rule computes the same answer as the unsharded program.
@@ -9,7 +9,7 @@
 // logical value on instance 0 and the reduction's identity on the others.
 // Every Call runs per instance on local values with its local result type,
 // except a Reduce over a Split axis and a Gather on a Split axis, whose
-// cross-instance meaning is the spec's (collapse to Broadcast / Partial(sum)).
+// cross-instance meaning is the typing rule's (collapse to Broadcast / Partial(sum)).
 // Results: Split axes are concatenated, Partial values reduced across
 // instances, Broadcast / plain values taken from instance 0.
 // Every ShardLayout must be a block layout (ops::shard::to_block_logical:

@@ -257,7 +257,7 @@ Value Parser::tensor_binary(const Token& op, const Value& lhs, const Value& rhs)
   return Value::of_expr(make_call(fn->make({}), std::move(args), op.pos), lhs.pos);
 }
 
-// Rationale: the spec types a Python float literal with the partner's float
+// Rationale: a Python float literal takes the partner's float
 // dtype. An int literal next to an int tensor takes that int dtype; next to a
 // float tensor it also becomes a float Constant of the partner's dtype
 // (`x * 2` means `x * 2.0`), since HIR has no implicit promotion and a

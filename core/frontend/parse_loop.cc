@@ -1,4 +1,4 @@
-// Loops (spec §1.2, parser §1.7): `for i in tile(stop, step=s)`,
+// Loops (docs/ir.md, Loops): `for i in tile(stop, step=s)`,
 // `for i in tile(stop)` and `for i in range([start,] stop[, step])` all lower
 // to one GridRegionExpr; range is not unrolled. The loop variable is the
 // region's induction Var; in the body it is also a DimVar of the same name

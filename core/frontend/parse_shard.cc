@@ -1,5 +1,5 @@
-// The sharding surface (ARCHITECTURE §4; spec hir §1.1 "Mesh scope" and
-// "Signature annotation Layout.strides materialization"): Mesh bindings,
+// The sharding surface (docs/sharding.md; the mesh-scope rule and signature
+// strides materialization): Mesh bindings,
 // ShardLayout / Split / Broadcast / Partial / Layout values, the
 // `with Mesh(...) as m:` block, and the reshard / local calls.
 //
@@ -195,7 +195,7 @@ LayoutSpec Parser::shard_layout_value(const Token& head, const std::vector<Arg>&
 }
 
 // The ir::Layout a written layout denotes over a tensor `shape`. With
-// `materialize` (a signature annotation, spec §1.1) strides=None becomes
+// `materialize` (a signature annotation) strides=None becomes
 // shared-engine C-order over the canonical global positions; verbose strides
 // are kept verbatim. Without it (reshard's target) the sugar stays None for
 // Reshard's stride-resolution table.

@@ -1,5 +1,5 @@
 // The DSL frontend: parses a kernel file (a strict subset of Python, see
-// ARCHITECTURE §5 and docs/dsl.md) into a sealed Module. It owns the lexical
+// docs/dsl.md) into a sealed Module. It owns the lexical
 // environment: module-level DimVars and int constants, name rebinding and
 // sharing (one Call node per bound name).
 #pragma once

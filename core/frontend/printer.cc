@@ -7,7 +7,7 @@
 //    surface call `name(operands..., attr=value, ...)` with every attribute
 //    spelled out by keyword;
 //  * a Constant prints as a literal, which only reads back to the same dtype
-//    as an operand next to a tensor of that dtype (spec parser §1.9); any
+//    as an operand next to a tensor of that dtype (docs/dsl.md §6.2); any
 //    other Constant cannot be printed faithfully and is Error(kInternal);
 //  * a GridRegionExpr prints as `c = <init>` lines, then
 //    `for i in range(start, stop, step):` whose block rebinds each carry

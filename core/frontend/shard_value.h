@@ -1,5 +1,5 @@
-// Parse-time values of the sharding surface (ARCHITECTURE §4 "Sharding
-// surface"): a ShardAttr as written (Split(axis=k) is sugar over a tensor
+// Parse-time values of the sharding surface (docs/sharding.md, The DSL
+// surface): a ShardAttr as written (Split(axis=k) is sugar over a tensor
 // axis, Split(pos=p) names a layout position) and a layout as written, which
 // only becomes an ir::Layout once the tensor shape it annotates is known.
 #pragma once

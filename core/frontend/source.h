@@ -1,5 +1,5 @@
 // SourceText: one DSL file held for diagnostics. Every frontend error points
-// at a position in it and is shaped (ARCHITECTURE §8)
+// at a position in it and is shaped
 //   file:line:col: error: <message>
 //       <the source line>
 //       <caret under the column>

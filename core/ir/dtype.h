@@ -1,4 +1,4 @@
-// Element types (ARCHITECTURE §4). One table, TF_DTYPE_LIST, generates the
+// Element types (docs/dsl.md §3.2). One table, TF_DTYPE_LIST, generates the
 // enum, names and properties; adding a dtype is one line plus its behaviour.
 #pragma once
 

@@ -1,4 +1,4 @@
-// HIR Expr nodes (spec §1). Nodes are final and immutable, built only by
+// HIR Expr nodes (docs/ir.md). Nodes are final and immutable, built only by
 // their validating make() factories and held by shared_ptr<const ...>.
 // Pointer identity is SSA sharing: two uses of one value point at one node.
 // Every value node carries its type, fixed at construction (sema computes it
@@ -140,7 +140,7 @@ class TupleGetItem final : public Expr {
   int64_t index_;
 };
 
-// DimVarRangePat: selects the variant for dim_var in [lo, hi) (spec §1.1).
+// DimVarRangePat: selects the variant for dim_var in [lo, hi).
 struct DimVarRangePat {
   std::string dim_var;
   int64_t lo = 0;
@@ -150,7 +150,7 @@ struct DimVarRangePat {
   }
 };
 
-// The HIR function container (spec §1.1). Exactly one of three shapes:
+// The HIR function container (docs/ir.md, Functions). Exactly one of three shapes:
 // normal (body, no variants), dispatch prototype (no body, variants),
 // variant (body, one specialization). Its type — the CallableType projected
 // from params and return_type — is fixed here, at construction.
@@ -191,7 +191,7 @@ class Function final : public Expr {
   Fields f_;
 };
 
-// Loop-phi-shaped structured SSA (spec §1.2).
+// Loop-phi-shaped structured SSA (docs/ir.md, Loops).
 class GridRegionExpr final : public Expr {
  public:
   struct Fields {

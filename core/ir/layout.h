@@ -1,5 +1,5 @@
-// Layout (CuTe-style) and StorageKind (ARCHITECTURE §4). ShardLayout, Mesh
-// and ShardAttr extend this file's concepts in the sharding issue.
+// Layout (CuTe-style) and StorageKind (docs/ir.md, Types). ShardLayout, Mesh
+// and ShardAttr (core/ir/shard.h) extend this file's concepts.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Module: a Target, its ordered Topology hierarchy, and a symbol table of
-// Functions (core-ir §1). Immutable. Built by sema::seal, which verifies and
+// Functions (docs/ir.md, Modules). Immutable. Built by sema::seal, which verifies and
 // types every Function first; Module::make itself only checks the table.
 #pragma once
 

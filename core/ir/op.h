@@ -1,6 +1,6 @@
-// Op: the base of every HIR operator (spec §1.3). An Op is an immutable value
+// Op: the base of every HIR operator (docs/ir.md). An Op is an immutable value
 // describing *what* a Call computes (kind and attributes); the Call supplies
-// the operands. Concrete ops live in core/ops, one struct per spec Op, and
+// the operands. Concrete ops live in core/ops, one struct per Op, and
 // expose their attributes through attrs() so that equality, hashing and
 // printing are generic.
 #pragma once
@@ -38,7 +38,7 @@ std::string format_double(double d);
 class Op {
  public:
   virtual ~Op() = default;
-  // The spec class name ("Binary", "RMSNorm"); the registry key.
+  // The Op's class name ("Binary", "RMSNorm"); the registry key.
   virtual std::string_view name() const = 0;
   // Canonical attributes in declaration order; equal ops have equal attrs.
   virtual std::vector<Attr> attrs() const = 0;

@@ -1,5 +1,5 @@
 // ShapeDim: a tensor extent — a static int, a DimVar(name, lo, hi) with the
-// half-open range [lo, hi), or a DimExpr over them (ARCHITECTURE §4).
+// half-open range [lo, hi), or a DimExpr over them (docs/ir.md, Types).
 // Immutable value type; the Dim* builders fold constants, so a dim built only
 // from ints is always a plain int.
 #pragma once

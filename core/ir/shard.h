@@ -1,4 +1,4 @@
-// Sharding types (ARCHITECTURE §4, spec "shard"): Mesh, ShardAttr and
+// Sharding types (docs/ir.md, Sharding; docs/sharding.md): Mesh, ShardAttr and
 // ShardLayout. A Mesh is a lexical binding over one Topology level of the
 // Module's Target, reshaped into named axes; a ShardLayout says, per mesh
 // axis, whether that axis splits a layout position, replicates the value, or

@@ -1,4 +1,4 @@
-// The op registry: one OpInfo per spec Op, keyed by the spec class name.
+// The op registry: one OpInfo per Op, keyed by the Op's class name.
 // Each op family (math/, tensor/, nn/, ...) registers its ops from one
 // function called below, explicitly — static initializers would be dropped
 // from a static library. The evaluator keeps its kernels in its own table
@@ -17,7 +17,7 @@ namespace tf::ops {
 using TypeInferFn = ir::TypePtr (*)(const ir::Op& op, TypeCtx& ctx);
 
 struct OpInfo {
-  std::string name;                   // spec class name: "RMSNorm"
+  std::string name;                   // Op class name: "RMSNorm"
   std::string summary;                // one line
   std::vector<std::string> operands;  // operand names, in Call argument order
   TypeInferFn typeinfer;

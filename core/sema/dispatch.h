@@ -1,4 +1,4 @@
-// Shape dispatch and specializations (spec §1.1): the rules a dispatch
+// Shape dispatch and specializations (docs/ir.md, Functions): the rules a dispatch
 // prototype and its variants obey, the authoring freeze, and run-time
 // variant selection.
 #pragma once

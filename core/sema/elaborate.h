@@ -1,4 +1,4 @@
-// Call elaboration (spec §1.1 "Call typing — elaboration"). A Call whose
+// Call elaboration (docs/ir.md, Calls and elaboration). A Call whose
 // target is a Function types by elaborate(callee, arg_types): each parameter
 // is bound to the caller's argument type, the body is reconstructed under that
 // binding (every node re-typeinferred), and the resulting concrete Function

@@ -1,4 +1,4 @@
-# TileFoundry kernels of a Llama-style block (valid Python; see ARCHITECTURE §5).
+# TileFoundry kernels of a Llama-style block (valid Python; see docs/dsl.md).
 from tilefoundry.dsl import *
 
 T = DimVar("T", 1, 1 << 20)      # tokens

@@ -81,7 +81,7 @@ typedef enum tf_status {
 typedef enum tf_backend {
   TF_BACKEND_NATIVE = 0,    /* compiled native code (falls back to the evaluator when unavailable) */
   TF_BACKEND_EVALUATOR = 1, /* the reference evaluator */
-  TF_BACKEND_VIRTUAL_MESH = 2 /* the evaluator, once per mesh instance on local shards (ARCHITECTURE 4) */
+  TF_BACKEND_VIRTUAL_MESH = 2 /* the evaluator, once per mesh instance on local shards (docs/sharding.md) */
 } tf_backend;
 
 /* Options of tf_kernel_compile. Zero-initialize, then set struct_size =

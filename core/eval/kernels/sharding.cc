@@ -1,4 +1,4 @@
-// Kernels of ir/hir/sharding on the plain (single-instance) evaluator.
+// Kernels of the sharding family on the plain (single-instance) evaluator.
 // Reshard keeps the logical value, so it is a copy; Local has a meaning only
 // per mesh instance (eval/virtual_mesh.h).
 #include "core/eval/kernel.h"

@@ -140,7 +140,7 @@ NDArray reduce_kernel(const KernelArgs& args) {
   const auto& op = args.op<ops::Reduce>();
   const NDArray& x = args.inputs[0];
   ReduceSplit s = split_axes(x, op.axes);
-  // Rationale (spec Reduce): mean has no identity, so it must not invent one.
+  // Rationale (Reduce): mean has no identity, so it must not invent one.
   if (op.kind == ReduceKind::kMean && s.red_count == 0)
     ir::fail(ir::ErrorKind::kRuntime, "'reduce' kind \"mean\": mean over an empty axis has no value");
   NDArray out = NDArray::empty(args.out_dtype(), args.out_shape());

@@ -18,7 +18,7 @@ constexpr UnaryRow kUnary[] = {
 #undef TF_X
 };
 
-// Rationale: no dtype promotion (spec Binary) — a mismatch is an error, never
+// Rationale: Binary does not promote dtypes — a mismatch is an error, never
 // a silent cast. Arithmetic on bool is rejected too (torch rejects sub/neg on
 // bool, and a bool sum is a logical_or: ask for that by name).
 ir::TypePtr infer_binary(const ir::Op& op, TypeCtx& ctx) {

@@ -1,4 +1,4 @@
-// ir/hir/math: Binary and Unary (spec "ir/hir/math"). Surface aliases
+// The math family: Binary and Unary. Surface aliases
 // (add, cmp_eq, a + b, minimum, ...) are names over these kinded ops.
 #pragma once
 

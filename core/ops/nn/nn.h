@@ -1,4 +1,4 @@
-// ir/hir/nn: neural-network value ops following torch.nn.functional.
+// The nn family: neural-network value ops following torch.nn.functional.
 #pragma once
 
 #include <string>
@@ -29,7 +29,7 @@ struct Silu final : ir::Op {
   std::vector<ir::Attr> attrs() const override { return {}; }
 };
 
-// approximate: "tanh" (the spec default) or "none" (erf form, torch's default).
+// approximate: "tanh" (the DSL default) or "none" (erf form, torch's default).
 struct Gelu final : ir::Op {
   explicit Gelu(std::string a) : approximate(std::move(a)) {}
   std::string approximate = "tanh";

@@ -1,4 +1,4 @@
-// ir/hir/shape: ops on whole shape values. A shape value is a rank-1 i64
+// The shape family: ops on whole shape values. A shape value is a rank-1 i64
 // tensor (what ShapeOf produces); a dim is a rank-0 i64 tensor.
 #pragma once
 

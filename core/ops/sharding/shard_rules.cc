@@ -143,7 +143,7 @@ ir::TypePtr rule_unary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& 
                             : kind + " is not proven to commute with any reduction";
   return pointwise(ctx, r, c, why);
 }
-// Spec Cast: a ShardLayout input keeps its layout. A Partial survives only
+// Cast: a ShardLayout input keeps its layout. A Partial survives only
 // when the conversion commutes with its reduction: truncating float -> int is
 // monotone (max / min) but not linear; wrapping int -> narrower int is linear
 // (sum, modulo 2^bits) but not monotone; x != 0 (to bool) commutes with none.
@@ -407,7 +407,7 @@ ir::TypePtr rule_topk(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r
 
 // ---- Reshape ---------------------------------------------------------------
 //
-// Spec Reshape over a genuine ShardLayout (shard §7.1.1): a view over the
+// Reshape over a genuine ShardLayout (docs/sharding.md, Reshape): a view over the
 // input's layout positions, or one Split-divide; everything else fails closed.
 // Worked examples on a 4-wide mesh axis x ("S" marks the Split-bound position,
 // "|" a new-axis boundary):

@@ -1,6 +1,6 @@
-// Per-op sharding rules (spec: each op's "ShardLayout operand carrying
-// Partial(reduction)" sentence, and the Reduce / Reshape / Gather / TopK
-// layout rules). One table keyed by the op registry name.
+// Per-op sharding rules (docs/sharding.md): when a Partial(reduction) operand
+// commutes with the op, and the Reduce / Reshape / Gather / TopK layout
+// rules. One table keyed by the op registry name.
 //
 // Contract with the typeinfer driver (sema::make_op_call): when some operand
 // carries a ShardLayout, the op's own typeinfer runs on the operand types with

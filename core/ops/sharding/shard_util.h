@@ -1,7 +1,7 @@
 // Helpers over ShardLayout shared by the sharding rules, the Reshard / Local
 // typeinfer, the parser's Split(axis=k) sugar and the virtual-mesh evaluator.
 //
-// Vocabulary (ARCHITECTURE §4). A ShardLayout's layout positions map, in
+// Vocabulary (docs/ir.md, Sharding). A ShardLayout's layout positions map, in
 // order, to contiguous runs per tensor axis whose product is the axis
 // extent. The *logical* form of a ShardLayout names, per mesh axis, the
 // tensor axis a Split partitions (ShardAttr::pos is then a tensor axis, not a

@@ -29,7 +29,7 @@ std::vector<int64_t> static_strides_or_fail(const TypeCtx& ctx, const ir::Shape&
   return *s;
 }
 
-// Spec Reshard "Stride resolution": dispatch on (layout, storage).
+// The Reshard stride-resolution rule: dispatch on (layout, storage).
 ir::TypePtr infer_reshard(const ir::Op& op, TypeCtx& ctx) {
   const auto& r = static_cast<const Reshard&>(op);
   const ir::TensorType& x = ctx.tensor(0);
@@ -63,7 +63,7 @@ ir::TypePtr infer_reshard(const ir::Op& op, TypeCtx& ctx) {
   return ir::TensorType::make(x.shape(), x.dtype(), out, to);
 }
 
-// Spec Local: contracts each Split axis by its mesh extent; strips the shard
+// Local: contracts each Split axis by its mesh extent; strips the shard
 // wrapper, leaving the local (per-instance) Layout.
 ir::TypePtr infer_local(const ir::Op&, TypeCtx& ctx) {
   const ir::TensorType& x = ctx.tensor(0);

@@ -1,4 +1,4 @@
-// ir/hir/sharding: Reshard and Local (spec "ir/hir/sharding"). ShardLayout
+// The sharding family: Reshard and Local. ShardLayout
 // and Mesh are type-system constructs (core/ir/shard.h), not operands.
 #pragma once
 
@@ -12,7 +12,7 @@ namespace tf::ops {
 
 // reshard(x, layout=..., storage=...): converts x to a target layout and/or
 // storage. `layout` is a ShardLayout whose strides may be absent (the sugar,
-// resolved by typeinfer per the spec's (layout, storage) table).
+// resolved by typeinfer per the (layout, storage) table, docs/sharding.md).
 struct Reshard final : ir::Op {
   Reshard(ir::ShardLayoutPtr l, std::optional<ir::StorageKind> s) : layout(std::move(l)), storage(s) {}
   ir::ShardLayoutPtr layout;                  // null: keep x.layout
@@ -32,7 +32,7 @@ struct Local final : ir::Op {
 };
 
 // True when lowering a Reshard from `from` to `to` must emit a grid barrier
-// first (spec "Cross-CTA fence"): a gmem shard produced under one CTA
+// first (the cross-CTA fence rule): a gmem shard produced under one CTA
 // ownership is read under another across a "cta" mesh.
 bool reshard_needs_grid_barrier(const ir::TensorType& from, const ir::TensorType& to);
 

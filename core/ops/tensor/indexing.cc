@@ -97,7 +97,7 @@ ir::TypePtr infer_cache_update(const ir::Op&, TypeCtx& ctx) {
   return ir::TensorType::make(cache.shape(), cache.dtype(), nullptr, cache.storage());
 }
 
-// Rationale (spec TopK): k's upper bound is checked only when it composes
+// Rationale (TopK's k bound): k's upper bound is checked only when it composes
 // statically (ShapeDim::upper_bound); otherwise the check fails open.
 ir::TypePtr infer_topk(const ir::Op& op, TypeCtx& ctx) {
   auto& t = static_cast<const TopK&>(op);

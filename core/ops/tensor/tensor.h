@@ -1,4 +1,4 @@
-// ir/hir/tensor: structural tensor ops (spec "ir/hir/tensor"). Consensus ops
+// The tensor family: structural tensor ops. Consensus ops
 // follow torch / numpy.
 #pragma once
 

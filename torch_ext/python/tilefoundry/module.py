@@ -73,7 +73,7 @@ class Module:
     def evaluate(self, name: str, *tensors, mesh=None):
         """Runs `name` with the reference evaluator (compiled once per name).
 
-        mesh="virtual" runs the virtual-mesh evaluator (ARCHITECTURE §4):
+        mesh="virtual" runs the virtual-mesh evaluator (docs/sharding.md):
         arguments are the logical tensors, each mesh instance runs on its
         local shards, and the logical result is reassembled.
         """
