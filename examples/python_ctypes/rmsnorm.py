@@ -37,6 +37,7 @@ class DLTensor(C.Structure):
 
 KDL_CPU, KDL_FLOAT = 1, 2
 TF_OK = 0
+BACKENDS = {0: "native", 1: "evaluator", 2: "virtual mesh"}
 
 
 def load():
@@ -50,6 +51,7 @@ def load():
         "tf_module_parse": (C.c_int, [C.c_char_p, C.c_size_t, C.c_char_p, C.POINTER(handle)]),
         "tf_module_release": (None, [handle]),
         "tf_kernel_compile": (C.c_int, [handle, C.c_char_p, C.c_void_p, C.POINTER(handle)]),
+        "tf_kernel_backend": (C.c_int, [handle, C.POINTER(C.c_int32)]),
         "tf_kernel_run": (C.c_int, [handle, C.POINTER(DLTensor), C.c_size_t,
                                     C.POINTER(DLTensor), C.c_size_t]),
         "tf_kernel_release": (None, [handle]),
@@ -75,9 +77,12 @@ def f32_tensor(buf, shape):
     return t
 
 
-def run(lib, module, name, inputs, out_shape):
+def run(lib, module, name, inputs, out_shape, backends):
     k = C.c_void_p()
     check(lib, lib.tf_kernel_compile(module, name.encode(), None, C.byref(k)), name)
+    backend = C.c_int32()
+    check(lib, lib.tf_kernel_backend(k, C.byref(backend)), "tf_kernel_backend(%s)" % name)
+    backends[name] = BACKENDS.get(backend.value, str(backend.value))
     n = math.prod(out_shape)
     y = (C.c_float * n)()
     ins = (DLTensor * len(inputs))(*[f32_tensor(b, s) for b, s in inputs])
@@ -103,7 +108,8 @@ def main():
     x = list(xb)  # the f32-rounded values the kernel sees
     w = list(wb)
 
-    got = run(lib, module, "rmsnorm", [(xb, (ROWS, D)), (wb, (D,))], (ROWS, D))
+    backends = {}
+    got = run(lib, module, "rmsnorm", [(xb, (ROWS, D)), (wb, (D,))], (ROWS, D), backends)
     want = []
     for r in range(ROWS):
         row = x[r * D:(r + 1) * D]
@@ -111,13 +117,14 @@ def main():
         want += [v * scale * w[c] for c, v in enumerate(row)]
     err_norm = max_rel_err(got, want)
 
-    got = run(lib, module, "swiglu", [(xb, (ROWS, D)), (xb, (ROWS, D))], (ROWS, D))
+    got = run(lib, module, "swiglu", [(xb, (ROWS, D)), (xb, (ROWS, D))], (ROWS, D), backends)
     want = [v / (1 + math.exp(-v)) * v for v in x]
     err_glu = max_rel_err(got, want)
 
     lib.tf_module_release(module)
     print("python_ctypes: ABI %d.%d, rmsnorm max rel err %.2e, swiglu max rel err %.2e"
           % (lib.tf_abi_version() >> 16, lib.tf_abi_version() & 0xFFFF, err_norm, err_glu))
+    print("python_ctypes: backends: " + ", ".join("%s %s" % kv for kv in sorted(backends.items())))
     if max(err_norm, err_glu) > TOLERANCE:
         sys.exit("python_ctypes: mismatch above %g" % TOLERANCE)
     print("python_ctypes: all kernels match the reference")

@@ -1,4 +1,4 @@
-# Checks the dynamic symbol table of libtilefoundry.so (STYLE pattern 5):
+# Checks the dynamic symbol table of libtilefoundry.so:
 #  - every exported (defined) symbol starts with tf_;
 #  - the exports equal the sorted manifest symbols.txt;
 #  - the manifest equals the functions tilefoundry.h declares.

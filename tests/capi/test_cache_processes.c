@@ -1,6 +1,6 @@
 /*
  * The JIT cache is safe when several processes compile the same kernel at
- * once (issue 7 item 3): four children, forked before anything is compiled,
+ * once: four children, forked before anything is compiled,
  * share one fresh TF_CACHE_DIR, each compiles the same function natively and
  * checks its answer; afterwards the cache holds the finished library and no
  * half-written temporary.

@@ -1,4 +1,4 @@
-/* DLPack coverage of the C ABI (issue 7, item 1): byte_offset, NULL strides
+/* DLPack coverage of the C ABI: byte_offset, NULL strides
  * as compact row-major, zero-size tensors with data == NULL, zero and
  * negative strides, the legacy DLManagedTensor and DLPack 1.0's
  * DLManagedTensorVersioned with its read-only flag. Each positive case is

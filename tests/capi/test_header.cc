@@ -37,7 +37,7 @@ static_assert(TF_OK == 0 && TF_ERR_PARSE == 1 && TF_ERR_TYPE == 2 && TF_ERR_VERI
                   TF_ERR_INTERNAL == 9 && TF_ERR_INVALID_HANDLE == 10,
               "status values are ABI");
 static_assert(TF_BACKEND_NATIVE == 0 && TF_BACKEND_EVALUATOR == 1, "backend values are ABI");
-static_assert(TF_MAX_NDIM >= 8, "ARCHITECTURE §6: TF_MAX_NDIM is at least 8");
+static_assert(TF_MAX_NDIM >= 8, "TF_MAX_NDIM is at least 8 (docs/c-abi.md)");
 static_assert(std::is_pointer<tf_module>::value && std::is_pointer<tf_kernel>::value,
               "opaque handles");
 

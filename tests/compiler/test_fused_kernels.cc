@@ -142,10 +142,10 @@ TEST_F(FusedKernels, SmallMatMulTilesAndTheirRemainders) {
 }
 
 TEST_F(FusedKernels, RmsNormF64WithInlinedScale) { check("rmsnorm64", {{2, 3}, {3}}, {{16, 513}, {513}}); }
-TEST_F(FusedKernels, SharedValueIsMaterializedOnce) { check("shared", {{2, 3}, {2, 1}}, {{33, 700}, {33, 1}}); }
+TEST_F(FusedKernels, SharedValueWithTwoUsesAgrees) { check("shared", {{2, 3}, {2, 1}}, {{33, 700}, {33, 1}}); }
 TEST_F(FusedKernels, ParameterReturnedAsOutputIsCopied) { check("passthrough", {{2, 3}}, {{5, 9}}); }
 
-TEST_F(FusedKernels, StridedInputsTakeTheGenericPath) {
+TEST_F(FusedKernels, StridedInputsAgree) {
   ir::FunctionPtr fn = module_->lookup("resnorm");
   auto k = compiler::compile(*fn);
   std::mt19937 rng(3);
@@ -167,7 +167,7 @@ TEST_F(FusedKernels, RowOpProducesItsStoredInput) {
   check("weight_reads_input", {{3, 4}, {3, 4}}, {{20, 300}, {20, 300}});  // not fused: w's stage reads h first
 }
 
-TEST_F(FusedKernels, NnActivationsFuse) { check("acts", {{2, 3}}, {{40, 1000}}); }
+TEST_F(FusedKernels, NnActivationsAgree) { check("acts", {{2, 3}}, {{40, 1000}}); }
 
 TEST_F(FusedKernels, FusedPatternsAreOneStage) {
   std::string dir = ::testing::TempDir() + "/tf_resnorm_dump_" + std::to_string(::getpid());
@@ -226,7 +226,7 @@ def g(a: Tensor[(8, 16), f32]) -> Tensor[(2, 16), f32, Layout((1, 2, 16), stride
   }
 }
 
-TEST(CompilerErrors, KernelsAreCachedUnderTfCacheDir) {
+TEST(CompilerCache, KernelIsCachedUnderTfCacheDir) {
   ir::ModulePtr m = frontend::parse_module(R"(from tilefoundry.dsl import *
 @func
 def f(x: Tensor[(3,), f32]) -> Tensor[(3,), f32]:

@@ -126,7 +126,7 @@ TEST_F(LayoutDispatch, ReshapeOfATranspose) { check("rs_t", {{2, 3}, {40, 77}});
 TEST_F(LayoutDispatch, SliceWithNegativeBoundsAndAStride) { check("sl", {{3, 6}, {100, 9}}); }
 TEST_F(LayoutDispatch, SliceWithASymbolicEnd) { check("sl_sym", {{2, 2}, {30, 500}}); }
 
-TEST_F(LayoutDispatch, StridedOperandsTakeTheGenericPath) {
+TEST_F(LayoutDispatch, StridedOperandsAgree) {
   std::mt19937 rng(5);
   NDArray big = random_array(DType::kF32, {6, 8, 10}, rng);
   NDArray x = NDArray::view(big, {6, 4, 5}, {80, 20, 2});  // every other row and column

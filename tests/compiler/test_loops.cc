@@ -1,5 +1,5 @@
-// Compiled vs evaluator for GridRegionExpr loops (spec §1.2): the spec's
-// tile accumulator (the induction variable as a window subscript), ShapeDim
+// Compiled vs evaluator for GridRegionExpr loops (docs/ir.md): the tile
+// accumulator (the induction variable as a window subscript), ShapeDim
 // bounds resolved per call, nested loops with several carries, a loop whose
 // result feeds more computation, the evaluator's errors for bad bounds and
 // for a window past the axis, and the caller's inputs left untouched.
@@ -88,7 +88,7 @@ void expect_same_error(const std::function<void()>& native, const std::function<
   EXPECT_NE(msgs[0].find(words), std::string::npos) << msgs[0];
 }
 
-TEST_F(Loops, SpecAccumulatorOverTileWindows) { check("accum", DType::kF32, {{4, 256}, {3, 1024}, {7, 0}}); }
+TEST_F(Loops, AccumulatorOverTileWindows) { check("accum", DType::kF32, {{4, 256}, {3, 1024}, {7, 0}}); }
 TEST_F(Loops, ShapeDimRangeBoundsResolvePerCall) { check("repeat", DType::kF64, {{1, 3}, {2, 3}, {9, 3}}); }
 TEST_F(Loops, NestedLoopsWithTwoCarries) { check("nested", DType::kF32, {{1, 5}, {33, 5}}); }
 TEST_F(Loops, ComputationAfterTheLoop) { check("after", DType::kF32, {{2, 8}, {65, 400}, {3, 0}}); }

@@ -1,4 +1,4 @@
-// Spec §1.1 shape dispatch at run time and §1.2 GridRegionExpr execution,
+// Shape dispatch at run time and GridRegionExpr execution (docs/ir.md),
 // end to end: DSL source -> parse -> evaluate.
 #include <numeric>
 

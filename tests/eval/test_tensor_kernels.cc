@@ -86,7 +86,7 @@ TEST(ReduceKernel, MaxPropagatesNaN) {
   EXPECT_TRUE(std::isnan(values<float>(reduce(f32({3}, {1, nan, 2}), {0}, false, ReduceKind::kMax))[0]));
 }
 
-// Spec Reduce: an empty axis returns the kind's identity; mean has none.
+// Reduce: an empty axis returns the kind's identity; mean has none.
 TEST(ReduceKernel, EmptyAxisReturnsTheIdentity) {
   NDArray e = f32({2, 0}, {});
   EXPECT_EQ(values<float>(reduce(e, {1}, false, ReduceKind::kSum)), (std::vector<double>{0, 0}));

@@ -1,5 +1,5 @@
 // The virtual mesh: each accepted sharding rule computes the same answer as
-// the unsharded program (spec: the Partial commutation rules, Reduce /
+// the unsharded program (docs/sharding.md: the Partial commutation rules, Reduce /
 // Gather / TopK layouts, Reshard). Each test builds one program twice — with
 // sharded parameter types and with plain ones — and compares the virtual-mesh
 // result with the plain evaluator's.

@@ -1,5 +1,5 @@
-// The virtual mesh on Reshape's Split-divide rule (spec Reshape, shard
-// §7.1.1): each accepted case runs once per mesh instance on its local shard
+// The virtual mesh on Reshape's Split-divide rule (docs/sharding.md,
+// "Reshape: views and the Split-divide"): each accepted case runs once per mesh instance on its local shard
 // of a verbose input layout, and the reassembled result must equal the
 // unsharded program's. Typing of the same cases: tests/ops/test_sharding_reshape.cc.
 #include <gtest/gtest.h>

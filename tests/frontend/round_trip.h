@@ -1,5 +1,6 @@
 // Test helpers of the frontend suite: the round trip every test module goes
-// through (ARCHITECTURE pattern 11) and error-shape assertions.
+// through (print -> parse -> structurally equal -> print) and error-shape
+// assertions.
 #pragma once
 
 #include <gtest/gtest.h>

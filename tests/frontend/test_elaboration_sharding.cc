@@ -1,4 +1,4 @@
-// Spec §1.1 call elaboration over sharded arguments: a layout-less parameter
+// Call elaboration (docs/ir.md) over sharded arguments: a layout-less parameter
 // is a template wildcard that binds the argument's full type, ShardLayout
 // included, and each Partial(reduction) is carried at its mesh-axis index
 // through the callee's body, into the call's type, also through tuples.

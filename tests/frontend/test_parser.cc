@@ -1,4 +1,4 @@
-// Parser: the ARCHITECTURE §5 examples in scope, precedence, calls, keyword
+// Parser: the rmsnorm / swiglu / resnorm examples, precedence, calls, keyword
 // arguments, subscripts, literals. Every module also goes through the round
 // trip (parse_rt).
 #include <gtest/gtest.h>
@@ -46,7 +46,7 @@ def resnorm(x: Tensor[(N, D), f32], r: Tensor[(N, D), f32], w: Tensor[(D,), f32]
     return h, rms_norm(h, w, eps=1e-6)   # a TupleType return
 )";
 
-TEST(Parser, ArchitectureExamples) {
+TEST(Parser, RmsNormAndSwiGluParseToTheirOpsAndTypes) {
   auto m = parse_rt(std::string(kHeader) + kExamples);
   ASSERT_EQ(m->functions().size(), 3u);
 

@@ -1,5 +1,5 @@
-// The sharding surface of the DSL (ARCHITECTURE §4 "Sharding surface") and
-// the spec rules the parser owns (hir §1.1 Function: Mesh scope, signature
+// The sharding surface of the DSL (docs/sharding.md, "The DSL surface") and
+// the Function rules the parser owns (docs/ir.md: Mesh scope, signature
 // strides materialization, Partial at the function boundary). Every module a
 // test builds goes through the print -> parse -> print round trip.
 #include <gtest/gtest.h>
@@ -158,7 +158,7 @@ TEST(ShardParse, AttrCountMustMatchMeshAxes) {
                ir::ErrorKind::kType, 6, 43, {"one ShardAttr per axis", "(2)"});
 }
 
-// ---- spec hir §1.1 Function: Mesh scope -----------------------------------
+// ---- Function: Mesh scope -------------------------------------------------
 
 TEST(HirConformance, Function_MeshMustNameADeclaredLevel) {
   expect_error(with_target("w = Mesh(topology=\"warp\", shape=(4,), axes=(\"x\",))\n"),
@@ -233,7 +233,7 @@ TEST(HirConformance, Function_ShardLayoutMeshMustBeActiveOnTheLexicalPath) {
                        "    return local(z)\n"));
 }
 
-// ---- spec hir §1.1: Signature annotation Layout.strides materialization ---
+// ---- Function: signature annotation Layout.strides materialization --------
 
 TEST(HirConformance, Function_SignatureStridesMaterializedToCOrder) {
   auto m = parse_rt(with_target(
@@ -306,7 +306,7 @@ TEST(HirConformance, Function_BadSignatureLayoutIsRejected) {
                ir::ErrorKind::kType, 6, 31, {"not divisible by its mesh extent 4"});
 }
 
-// ---- spec hir §1.1: Partial at the function boundary ----------------------
+// ---- Function: Partial at the function boundary ---------------------------
 
 TEST(HirConformance, Function_ReturnTypeMayCarryPartialAlsoInATuple) {
   auto m = parse_rt(with_target(

@@ -1,7 +1,8 @@
 // Typeinfer of the catalog ops (Gather, InsertSlice, CacheUpdate, TopK,
 // Concat, Stack, ShapeOf, Rank, Conv2D, LayerNorm, RoPE, ShapeExtract,
 // ShapeCompose, activations): an accept and a reject case for every reject
-// rule of spec hir.md, through the sema driver. Test names spell the rule.
+// rule of the op (docs/ir.md, docs/ops.md), through the sema driver. Test
+// names spell the rule.
 #include <gtest/gtest.h>
 
 #include "core/ir/error.h"

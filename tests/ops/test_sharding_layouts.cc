@@ -1,4 +1,4 @@
-// Spec conformance: sharded layouts through ops (Reduce, Reshape, Gather,
+// Conformance (docs/sharding.md): sharded layouts through ops (Reduce, Reshape, Gather,
 // TopK, InsertSlice, CacheUpdate, RoPE, Conv2D), the sharding ops (Reshard
 // stride resolution, Local) and the Function boundary.
 #include "core/ops/math/math.h"

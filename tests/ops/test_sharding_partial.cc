@@ -1,5 +1,6 @@
-// Spec conformance: each op's "ShardLayout operand carrying Partial(reduction)"
-// sentences (ir/hir/math, tensor, nn). One test per MUST / rejects; the
+// Conformance: each op's rule for a "ShardLayout operand carrying
+// Partial(reduction)" (docs/sharding.md, the Partial rules; math, tensor and
+// nn ops). One test per MUST / rejects; the
 // accepted cases are also executed on the virtual mesh in
 // tests/eval/test_virtual_mesh.cc.
 #include "core/ops/math/math.h"

@@ -1,10 +1,10 @@
-// Spec conformance: Reshape of a genuine ShardLayout (spec Reshape, shard
-// §7.1.1) — the Split-divide carry-through case and the regroups that MUST
+// Conformance: Reshape of a genuine ShardLayout (docs/sharding.md, "Reshape:
+// views and the Split-divide") — the Split-divide carry-through case and the regroups that MUST
 // fail closed. The view-rule cases are in test_sharding_layouts.cc; each
 // accepted case here is also run on the virtual mesh
 // (tests/eval/test_virtual_mesh_reshape.cc).
 //
-// Expected layouts are derived by hand from the spec sentence: a Split-bound
+// Expected layouts are derived by hand from the Split-divide rule: a Split-bound
 // position (E):(s) bound to a mesh axis of extent m, divided as outer O and
 // inner I = E / O with m | O, becomes (m, O/m):(s*I*O/m, s*I) and (I):(s).
 // Where the input is C-order the result must equal the canonical layout of

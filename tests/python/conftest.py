@@ -2,6 +2,8 @@
 pointing at the build's lib/ (the Makefile sets both)."""
 import itertools
 import os
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -44,8 +46,38 @@ def module():
     return tf.load(str(KERNELS))
 
 
+def native_compiler():
+    """The C++ compiler the native backend runs (TF_CC, else c++) when it is on
+    PATH, else None. TF_CC may carry arguments ("ccache g++"): the first word
+    is the program."""
+    words = shlex.split(os.environ.get("TF_CC") or "c++")
+    return shutil.which(words[0]) if words else None
+
+
+def require_native_compiler():
+    """Skips the calling test when the native backend cannot compile here."""
+    if native_compiler() is None:
+        pytest.skip("no C++ compiler: '%s' is not on PATH (set TF_CC), so the native backend "
+                    "can only fall back to the evaluator" % (os.environ.get("TF_CC") or "c++"))
+
+
+def compile_on(module, name, backend):
+    """module.compile(name, backend=backend), checked to run on that backend:
+    a native compile that fell back to the evaluator fails the test (and a
+    test that needs native code skips where there is no C++ compiler)."""
+    if backend == "native":
+        require_native_compiler()
+    kernel = module.compile(name, backend=backend)
+    assert kernel.backend == backend, (
+        f"{name}: compiled for {backend!r}, but the kernel runs on {kernel.backend!r}")
+    return kernel
+
+
 @pytest.fixture(scope="session", params=["evaluator", "native"])
 def backend(request):
+    """Both backends; compile with compile_on(), which checks the kernel runs on it."""
+    if request.param == "native":
+        require_native_compiler()
     return request.param
 
 

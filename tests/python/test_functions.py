@@ -1,5 +1,5 @@
-"""Spec §1.1-§1.2 end to end through the C ABI and torch: shape dispatch,
-loop-carried accumulators and call chains."""
+"""Shape dispatch, loop-carried accumulators (GridRegionExpr) and call
+elaboration (docs/ir.md) end to end through the C ABI and torch."""
 import pytest
 import torch
 

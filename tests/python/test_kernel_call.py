@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import tilefoundry as tf
-from conftest import rmsnorm_ref, swiglu_ref
+from conftest import compile_on, rmsnorm_ref, swiglu_ref
 
 F32_TOL = dict(rtol=1e-5, atol=1e-5)
 
@@ -11,7 +11,7 @@ F32_TOL = dict(rtol=1e-5, atol=1e-5)
 def test_rmsnorm_f32(module, backend):
     torch.manual_seed(0)
     x, w = torch.randn(7, 96), torch.randn(96)
-    y = module.compile("rmsnorm", backend=backend)(x, w)
+    y = compile_on(module, "rmsnorm", backend)(x, w)
     assert y.shape == x.shape and y.dtype == torch.float32
     torch.testing.assert_close(y, rmsnorm_ref(x, w), **F32_TOL)
 
@@ -19,7 +19,7 @@ def test_rmsnorm_f32(module, backend):
 def test_rmsnorm_bf16(module, backend):
     torch.manual_seed(1)
     x, w = torch.randn(5, 128).bfloat16(), torch.randn(128).bfloat16()
-    y = module.compile("rmsnorm_bf16", backend=backend)(x, w)
+    y = compile_on(module, "rmsnorm_bf16", backend)(x, w)
     assert y.dtype == torch.bfloat16
     torch.testing.assert_close(y, rmsnorm_ref(x, w))  # torch's bf16 tolerances
 
@@ -27,17 +27,17 @@ def test_rmsnorm_bf16(module, backend):
 def test_swiglu_f32_and_bf16(module, backend):
     torch.manual_seed(2)
     a, b = torch.randn(6, 40), torch.randn(6, 40)
-    torch.testing.assert_close(module.compile("swiglu", backend=backend)(a, b), swiglu_ref(a, b),
+    torch.testing.assert_close(compile_on(module, "swiglu", backend)(a, b), swiglu_ref(a, b),
                                **F32_TOL)
     a16, b16 = a.bfloat16(), b.bfloat16()
-    torch.testing.assert_close(module.compile("swiglu_bf16", backend=backend)(a16, b16),
+    torch.testing.assert_close(compile_on(module, "swiglu_bf16", backend)(a16, b16),
                                swiglu_ref(a16, b16))
 
 
 def test_tuple_output(module, backend):
     torch.manual_seed(3)
     x, r, w = torch.randn(4, 32), torch.randn(4, 32), torch.randn(32)
-    h, y = module.compile("resnorm", backend=backend)(x, r, w)
+    h, y = compile_on(module, "resnorm", backend)(x, r, w)
     torch.testing.assert_close(h, x + r, **F32_TOL)
     torch.testing.assert_close(y, rmsnorm_ref(x + r, w), **F32_TOL)
 
@@ -52,7 +52,7 @@ def test_strided_view_input(module, backend):
     base = torch.randn(48, 6)
     x = base.t()  # (6, 48), strides (1, 6)
     assert not x.is_contiguous()
-    y = module.compile("scale2", backend=backend)(x)
+    y = compile_on(module, "scale2", backend)(x)
     torch.testing.assert_close(y, x * 2.0)
 
 

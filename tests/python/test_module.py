@@ -4,7 +4,7 @@ import importlib.util
 import pytest
 
 import tilefoundry as tf
-from conftest import KERNELS
+from conftest import KERNELS, compile_on
 
 SRC = '''from tilefoundry.dsl import *
 
@@ -76,8 +76,24 @@ def test_kernel_attributes(module):
     k = module.compile("resnorm", backend="evaluator")
     assert (k.name, k.num_inputs, k.num_outputs, k.backend) == ("resnorm", 3, 2, "evaluator")
     assert k.input_names() == ["x", "r", "w"]
-    native = module.compile("rmsnorm", backend="native")
-    assert native.backend in ("native", "evaluator")  # native may fall back, and says so
+
+
+def test_native_compile_reports_the_native_backend(module):
+    native = compile_on(module, "rmsnorm", "native")
+    assert (native.name, native.num_inputs, native.num_outputs) == ("rmsnorm", 2, 1)
+
+
+def test_native_compile_falls_back_to_the_evaluator_and_says_so(monkeypatch, tmp_path):
+    """A C++ compiler that fails (TF_CC=false) makes the native compile fall
+    back: the kernel reports the evaluator and still computes the result."""
+    import torch
+    monkeypatch.setenv("TF_CC", "false")
+    monkeypatch.setenv("TF_CACHE_DIR", str(tmp_path))  # no kernel cached by an earlier run
+    m = tf.load(SRC.replace("def double", "def triple").replace("x + x", "x + x + x"))
+    k = m.compile("triple", backend="native")
+    assert k.backend == "evaluator"
+    x = torch.randn(3, 8)
+    torch.testing.assert_close(k(x), x * 3)
 
 
 def test_abi_version_matches_header():

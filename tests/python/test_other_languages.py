@@ -1,4 +1,4 @@
-"""The C ABI from languages other than C (issue 7, item 6): the Python
+"""The C ABI from languages other than C: the Python
 ctypes example (no torch) and the Rust example (rustc only) each run kernels
 on their own buffers and check the answer against their own reference."""
 import os
@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_native_compiler
+
 REPO = Path(__file__).resolve().parents[2]
 LIB_DIR = Path(os.environ.get("TILEFOUNDRY_LIB_DIR", REPO / "build" / "lib"))
 
 
 def test_python_ctypes_example_without_torch():
+    require_native_compiler()
     # -S -I: no site packages and no user paths, so torch cannot even be found.
     env = dict(os.environ, TILEFOUNDRY_LIB_DIR=str(LIB_DIR))
     script = REPO / "examples" / "python_ctypes" / "rmsnorm.py"
@@ -23,6 +26,8 @@ def test_python_ctypes_example_without_torch():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "all kernels match the reference" in r.stdout
+    # The default backend is native; a fallback to the evaluator must show.
+    assert "backends: rmsnorm native, swiglu native" in r.stdout, r.stdout
 
 
 @pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")

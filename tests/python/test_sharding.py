@@ -1,4 +1,4 @@
-"""m.evaluate(name, *tensors, mesh="virtual") (ARCHITECTURE §4): a sharded
+"""m.evaluate(name, *tensors, mesh="virtual") (docs/sharding.md): a sharded
 function run on the virtual mesh gives the same logical answer as torch's
 unsharded computation."""
 import pytest

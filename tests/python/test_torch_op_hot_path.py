@@ -8,14 +8,14 @@ import pytest
 import torch
 
 import tilefoundry as tf
-from conftest import rmsnorm_ref, swiglu_ref, unique_op
+from conftest import compile_on, rmsnorm_ref, swiglu_ref, unique_op
 
 F32_TOL = dict(rtol=1e-5, atol=1e-5)
 
 
 @pytest.fixture(scope="module")
 def rms(module, backend):
-    return tf.register(module.compile("rmsnorm", backend=backend), unique_op("hot_rms"))
+    return tf.register(compile_on(module, "rmsnorm", backend), unique_op("hot_rms"))
 
 
 def test_output_shape_follows_each_new_input_shape(rms):
@@ -28,8 +28,8 @@ def test_output_shape_follows_each_new_input_shape(rms):
 
 
 def test_two_ops_alternating_keep_their_own_output_shapes(module, backend):
-    a = tf.register(module.compile("rmsnorm", backend=backend), unique_op("hot_a"))
-    b = tf.register(module.compile("swiglu", backend=backend), unique_op("hot_b"))
+    a = tf.register(compile_on(module, "rmsnorm", backend), unique_op("hot_a"))
+    b = tf.register(compile_on(module, "swiglu", backend), unique_op("hot_b"))
     xa, wa = torch.randn(2, 4), torch.randn(4)
     xb, yb = torch.randn(7, 3), torch.randn(7, 3)
     for _ in range(3):
@@ -58,8 +58,8 @@ def test_strided_and_offset_inputs_are_read_through_their_strides(rms):
 
 
 def test_bool_inputs_and_outputs_cross_as_bytes(module, backend):
-    positive = tf.register(module.compile("positive", backend=backend), unique_op("hot_pos"))
-    band = tf.register(module.compile("band", backend=backend), unique_op("hot_band"))
+    positive = tf.register(compile_on(module, "positive", backend), unique_op("hot_pos"))
+    band = tf.register(compile_on(module, "band", backend), unique_op("hot_band"))
     for n in (4, 9, 4):
         x = torch.randn(n, 3)
         assert torch.equal(positive(x), x > 0)

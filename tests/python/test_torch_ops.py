@@ -49,7 +49,9 @@ def test_default_name_is_the_function_name(module):
     op = tf.register(module.compile("swiglu_bf16", backend="evaluator"))
     a, b = torch.randn(3, 8).bfloat16(), torch.randn(3, 8).bfloat16()
     torch.testing.assert_close(op(a, b), swiglu_ref(a, b))
-    assert torch.ops.tilefoundry.swiglu_bf16 is not None
+    assert op is torch.ops.tilefoundry.swiglu_bf16
+    schemas = torch._C._jit_get_schemas_for_operator("tilefoundry::swiglu_bf16")
+    assert [str(s) for s in schemas] == ["tilefoundry::swiglu_bf16(Tensor a, Tensor b) -> Tensor"]
 
 
 def test_rmsnorm_matches_eager(ops):
@@ -115,9 +117,9 @@ def test_uint8_input_is_refused_not_read_as_bool(ops):
 
 
 def test_meta_tensor_gets_the_meta_kernel_not_the_cpu_one(ops):
-    # Meta tensors exist without any accelerator. Since issue 7 every op has a
-    # Meta kernel (tests/python/test_meta_kernels.py): it describes the output
-    # and never reaches the CPU kernel, which would refuse a non-CPU tensor.
+    # Meta tensors exist without any accelerator. Every op has a Meta kernel
+    # (tests/python/test_meta_kernels.py): it describes the output and never
+    # reaches the CPU kernel, which would refuse a non-CPU tensor.
     y = ops["swiglu"](torch.empty(2, 2, device="meta"), torch.empty(2, 2, device="meta"))
     assert y.device.type == "meta" and y.shape == (2, 2)
 
@@ -146,4 +148,4 @@ def test_c_entry_point_refuses_released_kernel(module):
     del k
     status = tl.tf_torch_register(raw, b"released_kernel")
     assert _lib.status_name(status) == "TF_ERR_INVALID_HANDLE"
-    assert tl.tf_torch_last_error() != b""
+    assert b"not a live kernel" in tl.tf_torch_last_error()

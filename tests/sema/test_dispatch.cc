@@ -1,4 +1,4 @@
-// Spec §1.1 shape dispatch at the sema level: the authoring freeze and
+// Shape dispatch (docs/ir.md) at the sema level: the authoring freeze and
 // run-time variant selection, on hand-built IR.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The function typing rules of spec §1.1 (verifier, run at seal), calls
+// The function typing rules of docs/ir.md (verifier, run at seal), calls
 // between functions, and run-time signature binding.
 #include <gtest/gtest.h>
 

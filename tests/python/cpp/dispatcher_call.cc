@@ -1,7 +1,9 @@
 // A libtorch C++ program using TileFoundry the way a C++ torch user would:
 // parse a kernel, compile it, register it as tilefoundry::<op>, and call it
-// through c10::Dispatcher. Checks the answer against ATen's own RMSNorm
-// arithmetic and that a bad call surfaces as c10::Error.
+// through c10::Dispatcher. Checks that the kernel runs on the backend asked
+// for (a native compile that fell back to the evaluator fails), the answer
+// against ATen's own RMSNorm arithmetic, and that a bad call surfaces as
+// c10::Error.
 //
 // usage: tf_torch_cpp_example [evaluator|native]     exit 0 = all checks passed
 #include <cstdio>
@@ -49,8 +51,17 @@ at::Tensor reference(const at::Tensor& x, const at::Tensor& w) {
 
 int main(int argc, char** argv) {
   bool native = argc > 1 && std::string(argv[1]) == "native";
-  tf_kernel k = compile(native ? TF_BACKEND_NATIVE : TF_BACKEND_EVALUATOR);
+  const tf_backend want = native ? TF_BACKEND_NATIVE : TF_BACKEND_EVALUATOR;
+  tf_kernel k = compile(want);
   if (!k) return fail("compile");
+  int32_t runs = -1;
+  if (tf_kernel_backend(k, &runs) != TF_OK) return fail("tf_kernel_backend");
+  std::printf("backend: %s\n", runs == TF_BACKEND_NATIVE ? "native" : runs == TF_BACKEND_EVALUATOR ? "evaluator" : "other");
+  if (runs != want) {
+    std::fprintf(stderr, "FAIL: asked for backend %d, the kernel runs on backend %d\n", static_cast<int>(want),
+                 static_cast<int>(runs));
+    return 1;
+  }
   if (tf_torch_register(k, nullptr) != TF_OK) return fail("tf_torch_register");
   tf_kernel_release(k);  // the registration holds its own reference
   if (tf_torch_register(k, "cpp_rmsnorm") != TF_ERR_INVALID_ARGUMENT ||
