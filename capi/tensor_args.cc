@@ -97,8 +97,9 @@ void check_reach(const DLTensor& t, const sema::ArgDesc& d, const TensorLabel& w
     if (overflow) invalid(what, "stride " + std::to_string(s) + " of axis " + std::to_string(a) +
                                     " reaches beyond 2^63 elements");
   }
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(reach + 1, int64_t(ir::dtype_bytes(d.dtype)), &bytes) ||
+  int64_t count = 0, bytes = 0;  // reach + 1 elements: the +1 overflows too when reach is INT64_MAX
+  if (__builtin_add_overflow(reach, int64_t(1), &count) ||
+      __builtin_mul_overflow(count, int64_t(ir::dtype_bytes(d.dtype)), &bytes) ||
       t.byte_offset > uint64_t(INT64_MAX - bytes))
     invalid(what, "strides and byte_offset reach beyond 2^63 bytes");
 }

@@ -214,11 +214,26 @@ Value Parser::dimvar_call(const Token& name, const std::vector<Arg>& args) {
   for (int i = 1; i < 3; ++i)
     if (slots[i]->value.kind != Value::Kind::kInt)
       src_.parse_error(slots[i]->value.pos, "DimVar bounds must be ints, but got " + slots[i]->value.describe());
+  Value v;
   try {
-    return Value::of_dim(ir::ShapeDim::var(n.s, slots[1]->value.i, slots[2]->value.i), name.pos);
+    v = Value::of_dim(ir::ShapeDim::var(n.s, slots[1]->value.i, slots[2]->value.i), name.pos);
   } catch (const ir::Error& e) {
     src_.rethrow_at(e, name.pos);
   }
+  // One name, one range per module: types and the printed module name a
+  // DimVar by its name alone, so a second range could not be told apart (the
+  // printer would have to declare the name twice; a fuzz finding).
+  auto [first, fresh] = dimvars_.emplace(n.s, v);
+  if (!fresh && !first->second.dim.structural_equal(v.dim)) {
+    auto range = [](const ir::ShapeDim& d) {
+      return "[" + std::to_string(d.var_lo()) + ", " + std::to_string(d.var_hi()) + ")";
+    };
+    src_.fail(ir::ErrorKind::kVerify, name.pos,
+              "DimVar '" + n.s + "' is declared with bounds " + range(v.dim) + " here but " + range(first->second.dim) +
+                  " at line " + std::to_string(first->second.pos.line) +
+                  "; the DimVars of one name in a module MUST agree on their bounds (give this one another name)");
+  }
+  return v;
 }
 
 Value Parser::dim_minmax_call(const Token& name, const std::vector<Arg>& args) {

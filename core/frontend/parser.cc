@@ -80,10 +80,7 @@ ir::FunctionPtr Parser::lookup_function(const std::string& name, Pos use) {
   return f == function_index_.end() ? nullptr : f->second;
 }
 
-void Parser::check_return(const std::string& fn, const std::vector<ir::VarPtr>& params, Pos at,
-                          const ir::TypePtr& value, const ir::TypePtr& declared) {
-  std::string conflict = sema::dimvar_bound_conflict(params, declared);
-  if (!conflict.empty()) src_.fail(ir::ErrorKind::kVerify, at, "function '" + fn + "': " + conflict);
+void Parser::check_return(const std::string& fn, Pos at, const ir::TypePtr& value, const ir::TypePtr& declared) {
   if (auto why = sema::return_mismatch(value, declared))
     src_.fail(ir::ErrorKind::kType, at,
               "'" + fn + "' returns " + value->to_string() + ", but its signature declares " + declared->to_string() +
@@ -200,7 +197,7 @@ void Parser::function_def() {
     functions_.push_back(nullptr);
     return;
   }
-  check_return(name.text, params, name.pos, body->type(), ret_type);
+  check_return(name.text, name.pos, body->type(), ret_type);
   ir::Function::Fields f;
   f.name = name.text;
   f.params = std::move(params);
@@ -254,7 +251,7 @@ void Parser::specialize_def(const Token& base_name) {
   ir::ExprPtr body = function_body(label.text, def.pos);
   locals_ = nullptr;
   if (!body) src_.parse_error(def.pos, "a variant needs a body; only the base is a 'pass' prototype");
-  check_return(label.text, params, label.pos, body->type(), ret_type);
+  check_return(label.text, label.pos, body->type(), ret_type);
   ir::Function::Fields f;
   f.name = base_name.text;
   f.label = label.text;

@@ -62,8 +62,7 @@ class Parser {
   // adds it to f's prototype.
   void specialize_def(const Token& base_name);
   // The body's value must be returnable as the declared type (core/sema/boundary.h).
-  void check_return(const std::string& fn, const std::vector<ir::VarPtr>& params, Pos at, const ir::TypePtr& value,
-                    const ir::TypePtr& declared);
+  void check_return(const std::string& fn, Pos at, const ir::TypePtr& value, const ir::TypePtr& declared);
   // The function a call site names: a prototype is sealed at its first use.
   ir::FunctionPtr lookup_function(const std::string& name, Pos use);
   void seal_prototype(const std::string& name, Pos use);
@@ -151,6 +150,8 @@ class Parser {
   size_t pos_ = 0;
   std::map<std::string, Value> globals_;
   std::optional<ir::Target> target_;
+  // Every DimVar declared so far, by DimVar name: its first declaration.
+  std::map<std::string, Value> dimvars_;
   std::vector<ir::FunctionPtr> functions_;
   std::map<std::string, ir::FunctionPtr> function_index_;
   std::map<std::string, Value>* locals_ = nullptr;  // null outside a body

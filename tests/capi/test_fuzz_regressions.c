@@ -70,9 +70,40 @@ static void test_empty_tensors_with_wild_descriptors(void) {
   tf_module_release(m);
 }
 
+/* Finding 9: a non-empty tensor whose strides reach exactly INT64_MAX
+ * elements; adding its last element to the reach overflowed. */
+static void test_reach_of_int64_max_elements(void) {
+  static const char src[] = HEAD "@func\ndef neg(a: Tensor[(2,), f32]) -> Tensor[(2,), f32]:\n    return -a\n";
+  tf_module m = tf_test_parse(src);
+  tf_kernel k = tf_test_compile(m, "neg");
+  float data[2] = {1, 2};
+  int64_t shape[1] = {2}, stride[1] = {INT64_MAX};
+  DLDataType f32 = tf_test_dtype(kDLFloat, 32);
+  DLTensor in = tf_test_tensor(data, f32, 1, shape);
+  in.strides = stride;
+  DLDataType dt;
+  int32_t ndim = 0;
+  int64_t out_shape[TF_MAX_NDIM];
+  CHECK_STATUS(tf_kernel_output_desc(k, &in, 1, 0, &dt, &ndim, out_shape), TF_ERR_INVALID_ARGUMENT,
+               "reach beyond 2^63");
+  tf_kernel_release(k);
+  tf_module_release(m);
+}
+
+/* Finding 10: one DimVar name with two ranges in a module parsed, but its
+ * print could not declare the name twice; the second declaration is refused. */
+static void test_dimvar_name_with_two_ranges(void) {
+  static const char src[] = HEAD "N = DimVar(\"N\", 2, 8)\n" FN "M = DimVar(\"N\", 1, 8)\n"
+                                 "@func\ndef g(x: Tensor[(M,), f32]) -> Tensor[(M,), f32]:\n    return x\n";
+  tf_module m;
+  CHECK_STATUS(parse(src, strlen(src), &m), TF_ERR_VERIFY, "DimVar 'N' is declared with bounds [1, 8) here but [2, 8)");
+}
+
 int main(void) {
   test_status_name_of_any_int();
   test_parser_round_trip_fixes();
   test_empty_tensors_with_wild_descriptors();
+  test_reach_of_int64_max_elements();
+  test_dimvar_name_with_two_ranges();
   TF_TEST_SUMMARY();
 }
