@@ -101,7 +101,19 @@ Value Parser::term() {
   return v;
 }
 
+// Deeper nesting is refused rather than recursed into: the parser and every
+// recursive pass over the IR it builds would run out of stack (a fuzz
+// finding: thousands of '~'). Python's own parser stops at 200 parentheses.
+constexpr int kMaxNesting = 200;
+
 Value Parser::unary() {
+  struct Depth {
+    int& n;
+    explicit Depth(int& d) : n(++d) {}
+    ~Depth() { --n; }
+  } depth(nesting_);
+  if (nesting_ > kMaxNesting)
+    src_.parse_error(peek().pos, "expression nested more than " + std::to_string(kMaxNesting) + " levels deep");
   if (peek().is_op("-") || peek().is_op("+") || peek().is_op("~")) {
     const Token& op = next();
     Value v = unary();

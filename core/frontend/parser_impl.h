@@ -148,6 +148,10 @@ class Parser {
   const SourceText& src_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  // How many unary() calls are open: every nested expression (parentheses,
+  // call arguments, subscripts, unary operators) passes through unary(), so
+  // this bounds the parser's recursion (kMaxNesting).
+  int nesting_ = 0;
   std::map<std::string, Value> globals_;
   std::optional<ir::Target> target_;
   // Every DimVar declared so far, by DimVar name: its first declaration.

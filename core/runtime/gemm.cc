@@ -47,14 +47,26 @@ template <bool kFull>
   }
 }
 
-// Row tiles run in order on the calling thread: the products this serves
-// are small, and a deterministic single-thread order keeps the result
-// independent of the thread count.
-#if defined(__x86_64__)
+// Not under ThreadSanitizer: the clones' ifunc resolver is instrumented, and
+// the dynamic loader runs it before the TSan runtime exists (a segfault
+// before main in every TSan test binary).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TF_GEMM_NO_CLONES
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TF_GEMM_NO_CLONES
+#endif
+#if defined(__x86_64__) && !defined(TF_GEMM_NO_CLONES)
 #define TF_GEMM_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #else
 #define TF_GEMM_CLONES
 #endif
+
+// Row tiles run in order on the calling thread: the products this serves
+// are small, and a deterministic single-thread order keeps the result
+// independent of the thread count.
 TF_GEMM_CLONES
 void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                  float* c, int64_t ldc) {

@@ -99,11 +99,26 @@ static void test_dimvar_name_with_two_ranges(void) {
   CHECK_STATUS(parse(src, strlen(src), &m), TF_ERR_VERIFY, "DimVar 'N' is declared with bounds [1, 8) here but [2, 8)");
 }
 
+/* Finding 11: thousands of nested unary operators overflowed the parser's
+ * stack (ASan); nesting beyond 200 levels is a parse error. */
+static void test_nesting_is_bounded(void) {
+  enum { kDepth = 5000 };
+  static const char head[] = HEAD "@func\ndef f(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return ";
+  static char src[sizeof head + kDepth + 8];
+  size_t n = strlen(head);
+  memcpy(src, head, n);
+  memset(src + n, '~', kDepth);
+  memcpy(src + n + kDepth, "x\n", 3);
+  tf_module m;
+  CHECK_STATUS(parse(src, strlen(src), &m), TF_ERR_PARSE, "nested more than 200 levels deep");
+}
+
 int main(void) {
   test_status_name_of_any_int();
   test_parser_round_trip_fixes();
   test_empty_tensors_with_wild_descriptors();
   test_reach_of_int64_max_elements();
   test_dimvar_name_with_two_ranges();
+  test_nesting_is_bounded();
   TF_TEST_SUMMARY();
 }

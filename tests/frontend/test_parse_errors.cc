@@ -24,6 +24,30 @@ TEST(ParseError, MalformedExpression) {
   expect_error(fn("    return x y\n"), ErrorKind::kParse, 3, 14, {"expected end of line", "'y'"});
 }
 
+// Nesting is bounded (200 levels, Python's own parenthesis limit) so deep
+// input cannot exhaust the stack of the parser or of a pass over its IR.
+TEST(ParseError, NestingDeeperThan200LevelsIsRefused) {
+  auto parses = [](const std::string& src) {
+    try {
+      parse_module("from tilefoundry.dsl import *\n" + src, "t.tf");
+      return true;
+    } catch (const ir::Error&) {
+      return false;
+    }
+  };
+  // 199 unary minus + the atom's own level: 200 levels, accepted.
+  EXPECT_TRUE(parses(fn("    return " + std::string(199, '-') + "x\n")));
+  EXPECT_TRUE(parses(fn("    return " + std::string(199, '(') + "x" + std::string(199, ')') + "\n")));
+  expect_error(fn("    return " + std::string(200, '~') + "x\n"), ErrorKind::kParse, 3, 212,
+               {"expression nested more than 200 levels deep"});
+  expect_error(fn("    return " + std::string(5000, '(') + "x" + std::string(5000, ')') + "\n"), ErrorKind::kParse,
+               3, 212, {"expression nested more than 200 levels deep"});
+  std::string calls;
+  for (int i = 0; i < 300; ++i) calls += "exp(";
+  expect_error(fn("    return " + calls + "x" + std::string(300, ')') + "\n"), ErrorKind::kParse, 3, 812,
+               {"expression nested more than 200 levels deep"});
+}
+
 TEST(ParseError, UnknownFunction) {
   expect_error(fn("    return frobnicate(x)\n"), ErrorKind::kParse, 3, 12, {"unknown function 'frobnicate'"});
 }
