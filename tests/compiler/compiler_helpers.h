@@ -22,10 +22,11 @@ namespace tf::comptest {
 using ir::DType;
 using runtime::NDArray;
 
-// Uniform values in [-scale, scale] (f32 / f64 / f16 / bf16 / i32 / i64 / bool).
-inline NDArray random_array(DType d, const std::vector<int64_t>& shape, std::mt19937& rng, double scale = 2.0) {
+// Uniform values in [lo, hi] (f32 / f64 / f16 / bf16; i32 / i64 take ten
+// times the value, bool its sign).
+inline NDArray uniform_array(DType d, const std::vector<int64_t>& shape, std::mt19937& rng, double lo, double hi) {
   NDArray a = NDArray::empty(d, shape);
-  std::uniform_real_distribution<double> u(-scale, scale);
+  std::uniform_real_distribution<double> u(lo, hi);
   for (int64_t i = 0; i < a.numel(); ++i) {
     double v = u(rng);
     switch (d) {
@@ -38,10 +39,15 @@ inline NDArray random_array(DType d, const std::vector<int64_t>& shape, std::mt1
       case DType::kI32: static_cast<int32_t*>(a.data())[i] = static_cast<int32_t>(v * 10); break;
       case DType::kI64: static_cast<int64_t*>(a.data())[i] = static_cast<int64_t>(v * 10); break;
       case DType::kBool: static_cast<bool*>(a.data())[i] = v > 0; break;
-      default: ADD_FAILURE() << "random_array: unsupported dtype";
+      default: ADD_FAILURE() << "uniform_array: unsupported dtype";
     }
   }
   return a;
+}
+
+// Uniform values in [-scale, scale].
+inline NDArray random_array(DType d, const std::vector<int64_t>& shape, std::mt19937& rng, double scale = 2.0) {
+  return uniform_array(d, shape, rng, -scale, scale);
 }
 
 inline double element(const NDArray& a, int64_t i) {

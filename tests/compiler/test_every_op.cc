@@ -223,21 +223,8 @@ std::string binary_case_name(BinaryKind k) { return "Binary_" + std::string(ops:
 
 // Uniform floats in [lo, hi] stored as d (a float dtype).
 NDArray float_array(DType d, const std::vector<int64_t>& shape, double lo, double hi) {
-  NDArray a = NDArray::empty(d, shape);
-  std::uniform_real_distribution<double> u(lo, hi);
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double v = u(rng());
-    switch (d) {
-      case DType::kF32: static_cast<float*>(a.data())[i] = static_cast<float>(v); break;
-      case DType::kF64: static_cast<double*>(a.data())[i] = v; break;
-      case DType::kF16: static_cast<runtime::Half*>(a.data())[i] = runtime::Half::from_float(static_cast<float>(v)); break;
-      case DType::kBF16:
-        static_cast<runtime::BFloat16*>(a.data())[i] = runtime::BFloat16::from_float(static_cast<float>(v));
-        break;
-      default: ADD_FAILURE() << "float_array: " << ir::dtype_name(d) << " is not a float dtype";
-    }
-  }
-  return a;
+  EXPECT_TRUE(ir::is_float(d)) << "float_array: " << ir::dtype_name(d) << " is not a float dtype";
+  return uniform_array(d, shape, rng(), lo, hi);
 }
 
 // The candidate pieces of one Unary kind: every dtype of kAll (typeinfer then
