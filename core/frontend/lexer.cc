@@ -217,6 +217,8 @@ class Lexer {
       if (s_[i_] == '\\' && i_ + 1 < s_.size()) {
         advance();
         char e = s_[i_];
+        // An escaped NUL is a NUL all the same (a second fuzz finding).
+        if (e == '\0') src_.parse_error(pos(), "NUL byte in a string literal");
         value += e == 'n' ? '\n' : e == 't' ? '\t' : e;
         advance();
         continue;

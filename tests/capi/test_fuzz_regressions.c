@@ -23,6 +23,7 @@ static void test_parser_round_trip_fixes(void) {
   static const char bad_name[] = HEAD "N = DimVar(\"N-1\", 1, 8)\n" FN;
   static const char bad_shift[] = HEAD "N = DimVar(\"N\", 0 - 1 << 20, 8)\n" FN;
   static const char nul[] = HEAD "TARGET = Target(\"c\0pu\")\nN = DimVar(\"N\", 1, 8)\n" FN;
+  static const char escaped_nul[] = HEAD "TARGET = Target(\"c\\\0pu\")\nN = DimVar(\"N\", 1, 8)\n" FN;
   static const char escapes[] =
       HEAD "TARGET = Target(\"cpu\", topology=((\"a\\\"b\\\\c\\nd\", 1), (\"cta\", 2)))\n"
            "N = DimVar(\"N\", 1, 8)\n" FN;
@@ -32,6 +33,8 @@ static void test_parser_round_trip_fixes(void) {
   CHECK_STATUS(parse(bad_shift, strlen(bad_shift), &m), TF_ERR_PARSE, "'<<' needs a non-negative");
   /* sizeof - 1: the source holds a NUL byte inside the string literal. */
   CHECK_STATUS(parse(nul, sizeof nul - 1, &m), TF_ERR_PARSE, "NUL byte");
+  /* Finding 14: the same NUL behind a backslash escape. */
+  CHECK_STATUS(parse(escaped_nul, sizeof escaped_nul - 1, &m), TF_ERR_PARSE, "NUL byte");
   CHECK_OK(parse(escapes, strlen(escapes), &m));
   if (m == NULL) return;
   CHECK_OK(tf_module_print(m, &text));
