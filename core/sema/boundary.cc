@@ -10,16 +10,8 @@ std::string dim_spelling(const ir::ShapeDim& d) {
   return "DimVar('" + d.var_name() + "', " + std::to_string(d.var_lo()) + ", " + std::to_string(d.var_hi()) + ")";
 }
 
-std::string strides_spelling(const ir::Layout& l) {
-  if (!l.strides()) return "None";
-  std::string s = "(";
-  for (size_t i = 0; i < l.strides()->size(); ++i) s += (i ? ", " : "") + std::to_string((*l.strides())[i]);
-  return s + (l.strides()->size() == 1 ? ",)" : ")");
-}
-
-// The first difference that matters at the boundary, or "". With `exact`,
-// storage and strides matter too.
-std::string leaf_difference(const ir::TensorType& a, const ir::TensorType& b, bool exact) {
+// The first difference that matters at the boundary, or "".
+std::string leaf_difference(const ir::TensorType& a, const ir::TensorType& b) {
   if (a.dtype() != b.dtype())
     return "dtype " + std::string(ir::dtype_name(a.dtype())) + " in the returned value but " +
            std::string(ir::dtype_name(b.dtype())) + " in the return annotation";
@@ -52,21 +44,13 @@ std::string leaf_difference(const ir::TensorType& a, const ir::TensorType& b, bo
       return "layout positions " + ir::shape_to_string(sa->shape()) + " in the returned value but " +
              ir::shape_to_string(sb->shape()) + " in the return annotation";
   }
-  if (!exact) return "";
-  if (a.storage() != b.storage())
-    return "storage \"" + std::string(ir::storage_name(a.storage())) + "\" in one but \"" +
-           std::string(ir::storage_name(b.storage())) + "\" in the other";
-  if (!a.layout() != !b.layout()) return "a layout in one but none in the other";
-  if (a.layout() && !a.layout()->structural_equal(*b.layout()))
-    return "strides " + strides_spelling(*a.layout()) + " in one but " + strides_spelling(*b.layout()) +
-           " in the other";
   return "";
 }
 
-std::string difference(const ir::TypePtr& a, const ir::TypePtr& b, bool exact) {
+std::string difference(const ir::TypePtr& a, const ir::TypePtr& b) {
   const ir::TensorType* ta = ir::as_tensor(a);
   const ir::TensorType* tb = ir::as_tensor(b);
-  if (ta && tb) return leaf_difference(*ta, *tb, exact);
+  if (ta && tb) return leaf_difference(*ta, *tb);
   const ir::TupleType* ua = ir::as_tuple(a);
   const ir::TupleType* ub = ir::as_tuple(b);
   if (ua && ub) {
@@ -74,28 +58,22 @@ std::string difference(const ir::TypePtr& a, const ir::TypePtr& b, bool exact) {
       return std::to_string(ua->fields().size()) + " results in the returned value but " +
              std::to_string(ub->fields().size()) + " in the return annotation";
     for (size_t i = 0; i < ua->fields().size(); ++i) {
-      std::string d = difference(ua->fields()[i], ub->fields()[i], exact);
+      std::string d = difference(ua->fields()[i], ub->fields()[i]);
       if (!d.empty()) return "result " + std::to_string(i) + ": " + d;
     }
     return "";
   }
   if (ir::type_equal(a, b)) return "";
-  return "a " + std::string(ta ? "tensor" : ua ? "tuple" : "callable") + " where the other is a " +
-         std::string(tb ? "tensor" : ub ? "tuple" : "callable");
+  return "the returned value is a " + std::string(ta ? "tensor" : ua ? "tuple" : "callable") +
+         " but the return annotation a " + std::string(tb ? "tensor" : ub ? "tuple" : "callable");
 }
 
 }  // namespace
 
 std::optional<std::string> return_mismatch(const ir::TypePtr& value, const ir::TypePtr& declared) {
-  std::string d = difference(value, declared, false);
+  std::string d = difference(value, declared);
   if (d.empty()) return std::nullopt;
   return d;
-}
-
-std::string type_difference(const ir::TypePtr& a, const ir::TypePtr& b) {
-  if (ir::type_equal(a, b)) return "";
-  std::string d = difference(a, b, true);
-  return d.empty() ? "they differ" : d;
 }
 
 }  // namespace tf::sema

@@ -20,8 +20,4 @@ namespace tf::sema {
 // returned value but DimVar('N', 1, 16) in the return annotation (...)".
 std::optional<std::string> return_mismatch(const ir::TypePtr& value, const ir::TypePtr& declared);
 
-// What differs between two types that are not structurally equal, in the same
-// words (storage and strides included); "" when they are equal.
-std::string type_difference(const ir::TypePtr& a, const ir::TypePtr& b);
-
 }  // namespace tf::sema
