@@ -21,11 +21,8 @@ std::string leaf_difference(const ir::TensorType& a, const ir::TensorType& b) {
   for (size_t k = 0; k < a.rank(); ++k) {
     const ir::ShapeDim &x = a.shape()[k], &y = b.shape()[k];
     if (x.structural_equal(y)) continue;
-    std::string why = "axis " + std::to_string(k) + ": " + dim_spelling(x) + " in the returned value but " +
-                      dim_spelling(y) + " in the return annotation";
-    if (x.kind() == ir::DimKind::kVar && y.kind() == ir::DimKind::kVar && x.var_name() == y.var_name())
-      why += " (every occurrence of a same-name DimVar in a signature must agree on its bounds)";
-    return why;
+    return "axis " + std::to_string(k) + ": " + dim_spelling(x) + " in the returned value but " + dim_spelling(y) +
+           " in the return annotation";
   }
   const ir::ShardLayout* sa = ir::as_shard_layout(a.layout());
   const ir::ShardLayout* sb = ir::as_shard_layout(b.layout());

@@ -16,8 +16,8 @@
 namespace tf::sema {
 
 // nullopt when a value of type `value` can be returned as `declared`;
-// otherwise what differs, e.g. "axis 0: 'N' is DimVar('N', 1, 8) in the
-// returned value but DimVar('N', 1, 16) in the return annotation (...)".
+// otherwise what differs, e.g. "mesh axis 0 is Partial("sum") in the returned
+// value but Broadcast() in the return annotation (...)".
 std::optional<std::string> return_mismatch(const ir::TypePtr& value, const ir::TypePtr& declared);
 
 }  // namespace tf::sema

@@ -17,34 +17,27 @@ namespace {
   ir::fail(ir::ErrorKind::kVerify, (loc.empty() ? "" : loc + ": ") + "error: function '" + fn.name() + "': " + rule);
 }
 
-// Every occurrence of a same-name DimVar across the parameters and the return
-// type agrees on its (lo, hi) bounds: "" when it holds, else which DimVar,
-// where and with which bounds.
-std::string dimvar_bound_conflict(const std::vector<ir::VarPtr>& params, const ir::TypePtr& return_type) {
+// Every occurrence of a same-name DimVar across params and return_type
+// agrees on its (lo, hi) bounds.
+void check_dimvar_bounds(const ir::Function& fn) {
   std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::string>> seen;
-  std::string conflict;
   auto scan = [&](const ir::TypePtr& t, const std::string& where) {
     for (const auto& tt : ir::flatten_tensor_types(t)) {
       std::map<std::string, std::pair<int64_t, int64_t>> vars;
       for (const auto& d : tt->shape()) d.collect_vars(&vars);
       for (const auto& [name, bounds] : vars) {
         auto [it, fresh] = seen.emplace(name, std::make_pair(bounds, where));
-        if (!fresh && it->second.first != bounds && conflict.empty())
-          conflict = "DimVar '" + name + "' has bounds [" + std::to_string(bounds.first) + ", " +
-                     std::to_string(bounds.second) + ") in " + where + " but [" +
-                     std::to_string(it->second.first.first) + ", " + std::to_string(it->second.first.second) +
-                     ") in " + it->second.second + "; same-name DimVars MUST agree on their bounds";
+        if (!fresh && it->second.first != bounds)
+          verify_error(fn, "DimVar '" + name + "' has bounds [" + std::to_string(bounds.first) + ", " +
+                               std::to_string(bounds.second) + ") in " + where + " but [" +
+                               std::to_string(it->second.first.first) + ", " +
+                               std::to_string(it->second.first.second) + ") in " + it->second.second +
+                               "; same-name DimVars MUST agree on their bounds");
       }
     }
   };
-  for (const auto& p : params) scan(p->type(), "parameter '" + p->name() + "'");
-  scan(return_type, "the return type");
-  return conflict;
-}
-
-void check_dimvar_bounds(const ir::Function& fn) {
-  std::string conflict = dimvar_bound_conflict(fn.params(), fn.return_type());
-  if (!conflict.empty()) verify_error(fn, conflict);
+  for (const auto& p : fn.params()) scan(p->type(), "parameter '" + p->name() + "'");
+  scan(fn.return_type(), "the return type");
 }
 
 // Re-derives every Call's type and checks every Var is bound.
