@@ -125,7 +125,8 @@ std::vector<runtime::NDArray> Kernel::run(const std::vector<runtime::NDArray>& i
     const Bound& b = bind(descs_of(inputs));
     ir::DimBindings bindings = b.bindings;  // b may be rebound by another kernel this thread runs
     std::vector<runtime::NDArray> out;
-    for (const sema::ArgDesc& d : b.outputs) out.push_back(runtime::NDArray::empty(d.dtype, d.shape));
+    // Native code writes every element: warm, uninitialized pool memory.
+    for (const sema::ArgDesc& d : b.outputs) out.push_back(runtime::NDArray::pooled(d.dtype, d.shape));
     native_->run(inputs, out, bindings);
     return out;
   }

@@ -85,7 +85,7 @@ runtime::NDArray owned(runtime::NDArray r, const std::vector<runtime::NDArray>& 
   bool copy = !r.is_contiguous();
   for (const auto& in : inputs) copy = copy || tensors_overlap(r, in);
   if (!copy) return r;
-  runtime::NDArray fresh = runtime::NDArray::empty(r.dtype(), r.shape());
+  runtime::NDArray fresh = runtime::NDArray::pooled(r.dtype(), r.shape());
   r.copy_to(fresh);
   return fresh;
 }

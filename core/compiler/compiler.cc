@@ -126,6 +126,7 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
   int64_t info[kInfoSize] = {0, 0, 0, 0};
   RuntimeTable rt = kRuntime;
   rt.info = info;
+  ThreadCountScope threads(*lib_);
   switch (entry_(ptrs.data(), shapes.data(), strides.data(), &rt)) {
     case 0: return;
     case kErrDivByZero: ir::fail(ir::ErrorKind::kRuntime, "'div': integer division by zero");

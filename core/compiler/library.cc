@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include "core/ir/error.h"
+#include "core/runtime/threads.h"
 
 namespace tf::compiler {
 
@@ -14,6 +15,9 @@ Library::Library(const std::string& path) : path_(path) {
     const char* why = dlerror();
     ir::fail(ir::ErrorKind::kNotFound, "cannot load kernel library '" + path + "': " + (why ? why : "?"));
   }
+  omp_get_max_threads = reinterpret_cast<int (*)()>(dlsym(handle_, "omp_get_max_threads"));
+  omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(handle_, "omp_set_num_threads"));
+  if (!omp_get_max_threads || !omp_set_num_threads) omp_get_max_threads = nullptr, omp_set_num_threads = nullptr;
 }
 
 Library::~Library() {
@@ -21,5 +25,19 @@ Library::~Library() {
 }
 
 void* Library::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+
+ThreadCountScope::ThreadCountScope(const Library& lib) {
+  const int want = runtime::num_threads();
+  if (want == 0 || lib.omp_set_num_threads == nullptr) return;
+  const int have = lib.omp_get_max_threads();
+  if (have == want) return;
+  set_ = lib.omp_set_num_threads;
+  set_(want);
+  restore_ = have;
+}
+
+ThreadCountScope::~ThreadCountScope() {
+  if (restore_ != 0) set_(restore_);
+}
 
 }  // namespace tf::compiler

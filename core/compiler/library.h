@@ -17,9 +17,32 @@ class Library {
   void* symbol(const std::string& name) const;
   const std::string& path() const { return path_; }
 
+  // The team-size controls of the OpenMP runtime this library's code links
+  // (found through the library's own dependencies, so it is the runtime its
+  // parallel loops use even when the process holds another); null when the
+  // library links none.
+  int (*omp_get_max_threads)() = nullptr;
+  void (*omp_set_num_threads)(int) = nullptr;
+
  private:
   std::string path_;
   void* handle_ = nullptr;
+};
+
+// For one call of a library's code on the calling thread: sets its OpenMP
+// team size to runtime::num_threads() (when set and different) and restores
+// the caller's on destruction, so the caller's own OpenMP regions are
+// unaffected.
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(const Library& lib);
+  ~ThreadCountScope();
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  void (*set_)(int) = nullptr;
+  int restore_ = 0;  // 0: nothing to restore
 };
 
 }  // namespace tf::compiler

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/ir/error.h"
+#include "core/runtime/buffer_pool.h"
 #include "core/runtime/strided.h"
 
 namespace tf::runtime {
@@ -98,22 +99,31 @@ DLDataType dtype_to_dl(ir::DType d) {
        "unsupported dtype " + std::string(ir::dtype_name(d)) + " has no DLPack encoding");
 }
 
-NDArray NDArray::empty(ir::DType dtype, std::vector<int64_t> shape) {
+namespace {
+
+// The byte size of a compact array, rounded up to kAlignment (at least one
+// block, so that data() is never null). Throws on a negative extent or
+// overflow.
+size_t compact_bytes(ir::DType dtype, const std::vector<int64_t>& shape, const char* who) {
   const size_t elem = static_cast<size_t>(ir::dtype_bytes(dtype));
   size_t count = 1;
   for (int64_t d : shape) {
-    if (d < 0)
-      fail(ErrorKind::kInvalidArgument, "NDArray::empty: negative extent " + std::to_string(d));
+    if (d < 0) fail(ErrorKind::kInvalidArgument, std::string(who) + ": negative extent " + std::to_string(d));
     if (d != 0 && count > std::numeric_limits<size_t>::max() / static_cast<size_t>(d))
-      fail(ErrorKind::kOutOfMemory, "NDArray::empty: element count overflows");
+      fail(ErrorKind::kOutOfMemory, std::string(who) + ": element count overflows");
     count *= static_cast<size_t>(d);
   }
   if (count > (std::numeric_limits<size_t>::max() - kAlignment) / elem)
-    fail(ErrorKind::kOutOfMemory, "NDArray::empty: byte size overflows");
-  // aligned_alloc needs a size that is a multiple of the alignment; a zero-size
-  // array still gets a (non-null) block so data() is always valid.
-  size_t bytes = (count * elem + kAlignment - 1) / kAlignment * kAlignment;
-  if (bytes == 0) bytes = kAlignment;
+    fail(ErrorKind::kOutOfMemory, std::string(who) + ": byte size overflows");
+  const size_t bytes = (count * elem + kAlignment - 1) / kAlignment * kAlignment;
+  return bytes == 0 ? kAlignment : bytes;
+}
+
+}  // namespace
+
+NDArray NDArray::empty(ir::DType dtype, std::vector<int64_t> shape) {
+  // aligned_alloc needs a size that is a multiple of the alignment.
+  const size_t bytes = compact_bytes(dtype, shape, "NDArray::empty");
   void* p = std::aligned_alloc(kAlignment, bytes);
   if (!p)
     fail(ErrorKind::kOutOfMemory,
@@ -125,6 +135,19 @@ NDArray NDArray::empty(ir::DType dtype, std::vector<int64_t> shape) {
   a.shape_ = std::move(shape);
   a.data_ = p;
   a.holder_ = std::shared_ptr<void>(p, std::free);
+  return a;
+}
+
+NDArray NDArray::pooled(ir::DType dtype, std::vector<int64_t> shape) {
+  const size_t bytes = compact_bytes(dtype, shape, "NDArray::pooled");
+  void* p = nullptr;
+  Buffer* b = buffer_allocate(bytes, &p);
+  NDArray a;
+  a.dtype_ = dtype;
+  a.strides_ = contiguous_strides(shape);
+  a.shape_ = std::move(shape);
+  a.data_ = p;
+  a.holder_ = std::shared_ptr<void>(p, [b](void*) { buffer_release(b); });
   return a;
 }
 

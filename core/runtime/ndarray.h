@@ -18,6 +18,9 @@ class NDArray {
   NDArray() = default;
   // Fresh, zero-filled, C-contiguous. Throws Error(kOutOfMemory) on failure.
   static NDArray empty(ir::DType dtype, std::vector<int64_t> shape);
+  // Fresh, uninitialized, C-contiguous, from the output pool
+  // (buffer_pool.h): what a kernel writes every element of.
+  static NDArray pooled(ir::DType dtype, std::vector<int64_t> shape);
   // A borrowed view of t (byte_offset applied; NULL strides = compact
   // row-major). Validates device (CPU), dtype and lanes; throws
   // Error(kInvalidArgument / kUnsupported) otherwise. Never copies.

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 2
+#define TF_VERSION_MINOR 3
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
@@ -168,6 +168,52 @@ TF_API tf_status tf_kernel_retain(tf_kernel k);
 TF_API void tf_kernel_release(tf_kernel k);
 
 TF_API void tf_string_free(char* s);
+
+/* --- output memory ------------------------------------------------------ */
+/* tf_kernel_call and the torch operators hand out outputs from a caching
+ * pool: a freed output of 128 KiB or more is kept, by size class, and the
+ * next output of its class reuses its (already faulted-in) pages. Free blocks
+ * are kept up to a byte limit (default: 1/8 of physical memory, at most
+ * 4 GiB; the environment variable TF_MEMORY_CACHE_LIMIT, in bytes with an
+ * optional K / M / G suffix, overrides it; 0 turns caching off), the least
+ * recently freed returned to the OS first. Thread-safe. Since 0.3. */
+typedef struct tf_buffer_s* tf_buffer;
+/* At least `bytes` (0 allowed) of uninitialized, 64-byte aligned memory from
+ * the pool; *data receives its address, valid until tf_buffer_free(*out).
+ * TF_ERR_OUT_OF_MEMORY when it cannot be had. */
+TF_API tf_status tf_buffer_alloc(size_t bytes, tf_buffer* out, void** data);
+/* Returns b's memory to the pool. NULL, or a handle already freed, is ignored. */
+TF_API void tf_buffer_free(tf_buffer b);
+
+/* Zero-initialize, set struct_size = sizeof(tf_memory_stats); fields are only
+ * ever appended. A smaller (older) struct is filled as far as it goes; on
+ * return struct_size is the number of bytes this library filled. */
+typedef struct tf_memory_stats {
+  uint32_t struct_size;
+  uint32_t reserved;       /* 0 */
+  uint64_t bytes_in_use;   /* pooled memory handed out and not yet freed */
+  uint64_t bytes_cached;   /* free memory kept for reuse */
+  uint64_t blocks_cached;
+  uint64_t cache_limit;    /* bound on bytes_cached */
+  uint64_t hits;           /* pooled requests served from the cache */
+  uint64_t misses;         /* pooled requests that needed fresh memory */
+  uint64_t bytes_released; /* returned to the OS: evicted, over the limit or emptied */
+} tf_memory_stats;
+TF_API tf_status tf_memory_get_stats(tf_memory_stats* out);
+/* Sets the byte limit of the cache (0: no caching) and evicts down to it now. */
+TF_API tf_status tf_memory_set_cache_limit(uint64_t bytes);
+/* Returns every cached block to the OS (memory in use is unaffected). */
+TF_API tf_status tf_memory_empty_cache(void);
+
+/* --- threads ------------------------------------------------------------ */
+/* Compiled kernels run their parallel loops on at most n threads (n >= 1), or
+ * on the OpenMP default when n is 0 (OMP_NUM_THREADS, else one per core).
+ * Process-wide, effective from the next call; the calling thread's own
+ * OpenMP setting is left as it was. The torch operators set it to torch's
+ * intra-op thread count (torch.set_num_threads) at each call. Since 0.3. */
+TF_API tf_status tf_set_num_threads(int32_t n);
+/* The setting: n as last set, 0 when unset. */
+TF_API tf_status tf_get_num_threads(int32_t* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -16,6 +16,12 @@ static_assert(sizeof(((tf_compile_options*)nullptr)->reserved) == 5 * sizeof(uin
               "reserved size");
 static_assert(std::is_standard_layout<tf_compile_options>::value, "C layout");
 static_assert(std::is_trivial<tf_compile_options>::value, "C layout");
+static_assert(sizeof(tf_memory_stats) == 64, "tf_memory_stats size is ABI");
+static_assert(offsetof(tf_memory_stats, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(tf_memory_stats, bytes_in_use) == 8, "bytes_in_use offset is ABI");
+static_assert(offsetof(tf_memory_stats, cache_limit) == 32, "cache_limit offset is ABI");
+static_assert(offsetof(tf_memory_stats, bytes_released) == 56, "bytes_released offset is ABI");
+static_assert(std::is_trivial<tf_memory_stats>::value, "C layout");
 
 // DLPack 1.0's versioned managed tensor: our compat declaration (or the
 // installed dlpack.h's) must have upstream's LP64 layout exactly.

@@ -51,7 +51,9 @@ def test_default_name_is_the_function_name(module):
     torch.testing.assert_close(op(a, b), swiglu_ref(a, b))
     assert op is torch.ops.tilefoundry.swiglu_bf16
     schemas = torch._C._jit_get_schemas_for_operator("tilefoundry::swiglu_bf16")
-    assert [str(s) for s in schemas] == ["tilefoundry::swiglu_bf16(Tensor a, Tensor b) -> Tensor"]
+    assert sorted(str(s) for s in schemas) == [
+        "tilefoundry::swiglu_bf16(Tensor a, Tensor b) -> Tensor",
+        "tilefoundry::swiglu_bf16.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)"]
 
 
 def test_rmsnorm_matches_eager(ops):

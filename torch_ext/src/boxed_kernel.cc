@@ -3,11 +3,12 @@
 #include <atomic>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/Exception.h>
 
 #include "dtype_map.h"
-#include "huge_pages.h"
+#include "output_memory.h"
 
 namespace tf::torch_ext {
 
@@ -46,6 +47,27 @@ void check_input(const std::string& op, size_t i, const at::Tensor& t) {
               "; tilefoundry kernels run on CPU tensors only");
   TORCH_CHECK(is_supported_input(t.scalar_type()), op, ": input ", i, " has dtype ",
               t.scalar_type(), ", which TileFoundry does not support");
+}
+
+// An out= argument must be exactly what the op computes: the dtype and shape
+// of output i, on the CPU (any strides). Checked before anything is written.
+void check_out(const std::string& op, const std::string& name, const at::Tensor& t, at::ScalarType dtype,
+               c10::IntArrayRef shape) {
+  TORCH_CHECK(t.defined(), op, ": ", name, " is an undefined tensor");
+  TORCH_CHECK(t.device().is_cpu(), op, ": ", name, " is on ", t.device(),
+              "; tilefoundry kernels write CPU tensors only");
+  TORCH_CHECK(t.scalar_type() == dtype, op, ": ", name, " has dtype ", t.scalar_type(), ", but the op computes ",
+              dtype, " there");
+  TORCH_CHECK(t.sizes() == shape, op, ": ", name, " has shape ", t.sizes(), ", but the op computes ", shape,
+              " there (out= tensors are not resized)");
+}
+
+// torch's intra-op thread count becomes the kernels' (process-wide, like
+// torch's own setting); a no-op while the two agree.
+void follow_torch_threads() {
+  const int32_t want = at::get_num_threads();
+  int32_t have = 0;
+  if (tf_get_num_threads(&have) == TF_OK && have != want) tf_set_num_threads(want);
 }
 
 // What tf_kernel_output_desc said for output i.
@@ -126,8 +148,8 @@ uint64_t next_id() {
 
 }  // namespace
 
-BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name)
-    : kernel_(k), op_name_(std::move(op_name)), id_(next_id()) {
+BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name, Mode mode, std::vector<std::string> out_names)
+    : kernel_(k), op_name_(std::move(op_name)), mode_(mode), out_names_(std::move(out_names)), id_(next_id()) {
   tf_status s = tf_kernel_retain(k);
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_retain", s);
   if ((s = tf_kernel_num_inputs(k, &n_in_)) != TF_OK ||
@@ -135,21 +157,38 @@ BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name)
     tf_kernel_release(k);
     fail_status(op_name_, "describing the kernel", s);
   }
+  if (mode_ == Mode::kOut && out_names_.size() != n_out_) {
+    tf_kernel_release(k);
+    TORCH_CHECK(false, op_name_, ": ", out_names_.size(), " out= names for ", n_out_, " outputs");
+  }
 }
 
 BoxedKernel::~BoxedKernel() { tf_kernel_release(kernel_); }
 
 void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
-  // The inputs stay on the stack (borrowed, no refcount traffic) until the
-  // outputs replace them.
-  auto args = torch::jit::last(*stack, n_in_);
+  follow_torch_threads();
+  if (mode_ == Mode::kOut) return run_out(stack);
+  run_functional(stack);
+}
+
+namespace {
+
+// The inputs, left on the stack (borrowed, no refcount traffic), as DLTensors.
+DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, size_t n_in) {
   DLTensors in;
-  for (size_t i = 0; i < n_in_; ++i) {
+  for (size_t i = 0; i < n_in; ++i) {
     const at::Tensor& t = args[i].toTensor();
-    check_input(op_name_, i, t);
+    check_input(op, i, t);
     in.push_back(dl_view(t));
   }
+  return in;
+}
+
+}  // namespace
+
+void BoxedKernel::run_functional(torch::jit::Stack* stack) {
+  DLTensors in = view_inputs(op_name_, torch::jit::last(*stack, n_in_), n_in_);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
   for (const OutputDesc& d : output_descs(op_name_, kernel_, id_, n_out_, in)) {
@@ -159,6 +198,24 @@ void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
   tf_status s = tf_kernel_run(kernel_, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
   torch::jit::drop(*stack, n_in_);
+  for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
+}
+
+void BoxedKernel::run_out(torch::jit::Stack* stack) {
+  auto args = torch::jit::last(*stack, n_in_ + n_out_);
+  DLTensors in = view_inputs(op_name_, args, n_in_);
+  const auto& descs = output_descs(op_name_, kernel_, id_, n_out_, in);
+  c10::SmallVector<at::Tensor, kInline> outputs;
+  DLTensors out;
+  for (size_t i = 0; i < n_out_; ++i) {
+    const at::Tensor& t = args[n_in_ + i].toTensor();
+    check_out(op_name_, out_names_[i], t, descs[i].dtype, descs[i].shape);
+    outputs.push_back(t);
+    out.push_back(dl_view(t));
+  }
+  tf_status s = tf_kernel_run(kernel_, in.data(), in.size(), out.data(), out.size());
+  if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
+  torch::jit::drop(*stack, n_in_ + n_out_);
   for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
 }
 

@@ -1,15 +1,18 @@
-// tf_torch_register: defines tilefoundry::<op> at run time.
+// tf_torch_register: defines tilefoundry::<op> and tilefoundry::<op>.out at
+// run time.
 //
 // Each registration owns one torch::Library fragment (namespace
-// "tilefoundry") holding the schema and the CPU impl. The fragments live in a
-// registry that is deliberately never destroyed: the header promises the
+// "tilefoundry") holding both schemas and their CPU impls. The fragments live
+// in a registry that is deliberately never destroyed: the header promises the
 // registration lasts for the life of the process, and tearing fragments down
 // from a static destructor would race the Dispatcher's and
 // libtilefoundry.so's own teardown.
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -22,6 +25,23 @@ namespace tf::torch_ext {
 namespace {
 
 thread_local std::string g_last_error;
+
+// torch >= 2.x knows at::Tag::out, which tells torch.compile that an op's
+// mutable arguments are write-only output buffers (so it functionalizes the
+// op); older torch has no such tag and needs none.
+template <typename T, typename = void>
+struct HasOutTag : std::false_type {};
+template <typename T>
+struct HasOutTag<T, std::void_t<decltype(T::out)>> : std::true_type {};
+
+template <typename T = at::Tag>
+std::vector<T> out_tags() {
+  if constexpr (HasOutTag<T>::value) {
+    return {T::out};
+  } else {
+    return {};
+  }
+}
 
 struct Registry {
   std::mutex mu;
@@ -54,18 +74,25 @@ tf_status register_locked(tf_kernel k, const std::string& op_name) {
     return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register: tilefoundry::" + op_name +
                                              " is already registered; pick another op_name");
   }
-  std::string schema, why;
-  if (tf_status s = derive_schema(k, op_name, &schema, &why); s != TF_OK) {
+  KernelSchemas schemas;
+  std::string why;
+  if (tf_status s = derive_schemas(k, op_name, &schemas, &why); s != TF_OK) {
     return fail(s, "tf_torch_register: deriving the schema of tilefoundry::" + op_name +
                        " failed: " + (why.empty() ? tf_last_error() : why));
   }
   auto lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT, "tilefoundry",
                                               c10::nullopt, __FILE__, __LINE__);
-  lib->def(schema.c_str());
+  const std::string qualified = "tilefoundry::" + op_name;
+  lib->def(schemas.functional.c_str());
+  const std::vector<at::Tag> tags = out_tags();
+  lib->def(schemas.out.c_str(), tags);
   lib->impl(op_name.c_str(),
             torch::dispatch(c10::DispatchKey::CPU,
-                            torch::CppFunction::makeFromBoxedFunctor(
-                                std::make_unique<BoxedKernel>(k, "tilefoundry::" + op_name))));
+                            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<BoxedKernel>(k, qualified))));
+  lib->impl((op_name + ".out").c_str(),
+            torch::dispatch(c10::DispatchKey::CPU,
+                            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<BoxedKernel>(
+                                k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names))));
   r.libs.emplace(op_name, std::move(lib));
   return TF_OK;
 }

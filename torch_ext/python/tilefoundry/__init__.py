@@ -11,10 +11,13 @@ from .decorator import func
 from .errors import TileFoundryError
 from .kernel import Kernel
 from .module import Module, load
+from .runtime import (empty_cache, get_num_threads, memory_stats, set_memory_cache_limit,
+                      set_num_threads)
 from .torch_ops import register, torch_library_path
 
 __all__ = ["load", "Module", "Kernel", "register", "func", "TileFoundryError", "dsl",
-           "torch_library_path", "abi_version"]
+           "torch_library_path", "abi_version", "memory_stats", "set_memory_cache_limit",
+           "empty_cache", "set_num_threads", "get_num_threads"]
 
 
 def abi_version() -> int:

@@ -26,6 +26,12 @@ class CompileOptions(ctypes.Structure):
     ]
 
 
+class MemoryStats(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("reserved", ctypes.c_uint32)] + [
+        (name, ctypes.c_uint64) for name in ("bytes_in_use", "bytes_cached", "blocks_cached",
+                                             "cache_limit", "hits", "misses", "bytes_released")]
+
+
 def lib_dirs():
     """Directories searched for the shared libraries, in order."""
     here = Path(__file__).resolve().parent
@@ -81,6 +87,11 @@ _PROTOTYPES = {
     "tf_kernel_retain": (ctypes.c_int, [_P]),
     "tf_kernel_release": (None, [_P]),
     "tf_string_free": (None, [ctypes.c_void_p]),
+    "tf_memory_get_stats": (ctypes.c_int, [ctypes.POINTER(MemoryStats)]),
+    "tf_memory_set_cache_limit": (ctypes.c_int, [ctypes.c_uint64]),
+    "tf_memory_empty_cache": (ctypes.c_int, []),
+    "tf_set_num_threads": (ctypes.c_int, [ctypes.c_int32]),
+    "tf_get_num_threads": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
 }
 
 _lib = None

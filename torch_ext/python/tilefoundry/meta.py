@@ -158,3 +158,40 @@ def meta_impl(kernel, signature):
                 outs.append(torch.empty(shape, dtype=dtype, device="meta"))
         return outs[0] if len(outs) == 1 else tuple(outs)
     return impl
+
+
+def _check(cond, message):
+    """torch._check where torch has it (it understands symbolic conditions),
+    a plain RuntimeError otherwise (torch 1.x)."""
+    import torch
+    if hasattr(torch, "_check"):
+        torch._check(cond, message)
+    elif not cond:
+        raise RuntimeError(message())
+
+
+def meta_out_impl(kernel, signature, out_names):
+    """The Meta kernel of the op's .out overload: the functional Meta kernel's
+    results say what each out= tensor must be; the out= tensors themselves
+    are returned, as the schema's alias annotations promise."""
+    import torch
+    functional = meta_impl(kernel, signature)
+
+    def impl(*args, **kwargs):
+        inputs = args[:kernel.num_inputs]
+        given = list(args[kernel.num_inputs:]) + [kwargs[n] for n in out_names[len(args) - kernel.num_inputs:]]
+        want = functional(*inputs)
+        want = (want,) if kernel.num_outputs == 1 else want
+        device = inputs[0].device if inputs else given[0].device
+        for name, w, g in zip(out_names, want, given):
+            _check(g.device == device,
+                   lambda: f"tilefoundry::{kernel.name}.out: {name} is on {g.device}, "
+                           f"but the inputs are on {device}")
+            _check(g.dtype == w.dtype,
+                         lambda: f"tilefoundry::{kernel.name}.out: {name} has dtype {g.dtype}, "
+                                 f"but the op computes {w.dtype} there")
+            _check(g.dim() == w.dim() and all(a == b for a, b in zip(g.shape, w.shape)),
+                         lambda: f"tilefoundry::{kernel.name}.out: {name} has shape {list(g.shape)}, "
+                                 f"but the op computes {list(w.shape)} there")
+        return given[0] if len(given) == 1 else tuple(given)
+    return impl

@@ -53,16 +53,21 @@ _meta_libs = []  # torch.library fragments holding the Meta impls, for the proce
 
 
 def _register_meta(kernel, op_name):
-    """Adds the op's Meta kernel (see meta.py); the kernel object stays alive
-    through the closure, like the CPU registration's own reference."""
+    """Adds the Meta kernels of the op and its .out overload (see meta.py);
+    the kernel object stays alive through the closures, like the CPU
+    registration's own reference."""
     import torch
-    from .meta import meta_impl
+    from .meta import meta_impl, meta_out_impl
     lib = torch.library.Library("tilefoundry", "IMPL")
-    impl = meta_impl(kernel, getattr(kernel, "signature", None))
-    lib.impl(op_name, impl, "Meta")
-    if int(torch.__version__.split(".")[0]) < 2:
-        # torch 1.x has no autograd fallthrough for meta tensors; the op has
-        # no gradient anyway, so the Meta kernel serves AutogradMeta too.
-        lib.impl(op_name, impl, "AutogradMeta")
+    signature = getattr(kernel, "signature", None)
+    schema = getattr(torch.ops.tilefoundry, op_name).out._schema
+    out_names = [a.name for a in schema.arguments if a.kwarg_only]
+    for name, impl in ((op_name, meta_impl(kernel, signature)),
+                       (op_name + ".out", meta_out_impl(kernel, signature, out_names))):
+        lib.impl(name, impl, "Meta")
+        if int(torch.__version__.split(".")[0]) < 2:
+            # torch 1.x has no autograd fallthrough for meta tensors; the op
+            # has no gradient anyway, so the Meta kernel serves AutogradMeta too.
+            lib.impl(name, impl, "AutogradMeta")
     with _lock:
         _meta_libs.append(lib)
