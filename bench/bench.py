@@ -1,25 +1,32 @@
-"""make bench: eager PyTorch vs torch.ops.tilefoundry (native backend), side by side.
+"""make bench: eager PyTorch at its best vs torch.ops.tilefoundry, side by side.
 
 One run prints markdown tables (and writes them to bench/results.md with
---write): for each op, a small latency shape and a large memory-bound shape,
-at 1 and 2 threads: median times of eager torch (default ATen CPU capability
-and ATEN_CPU_CAPABILITY=avx512), torch.compile (when a torch 2.x exists),
-TileFoundry through torch.ops.tilefoundry (which allocates its outputs) and
-through tf_kernel_run into preallocated outputs; ratios; achieved GB/s and %
-of a STREAM triad measured in the same process. MatMul is reported in
-GFLOP/s against OpenBLAS called directly (numpy) and oneDNN (the torch 2.x
-build's, through torch._C._nn.mkldnn_linear on pre-converted operands).
-Also: per-call overhead against torch.add on one element, and cold / warm
-compile time.
+--write): for each op, a latency shape and memory-bound shapes of 8, 32 and
+128 MiB per tensor, at 1 and 2 threads, medians of a steady loop (call, drop
+the result, call again, as a model does):
 
-torch.compile needs a torch 2.x, which is not the Debian torch 1.13 the
-rest runs under: given --torch2-python (make bench passes the venv of
-make test-torch2 when it exists), an extra child per thread count runs the
-same eager functions through torch.compile (Inductor, default mode) in that
-interpreter, and its medians join the same table.
+* eager: eager torch in a process whose allocator keeps freed memory
+  (GLIBC_TUNABLES with mmap_max=0 and a huge trim threshold, which is what a
+  caching malloc such as jemalloc gives a long-running model), the faster of
+  the default ATen CPU capability and ATEN_CPU_CAPABILITY=avx512; "eager
+  fresh" is plain glibc, where every large temporary is a fresh mmap.
+* inductor: torch.compile (Inductor, default mode) of the same functions, in
+  a torch 2.x process with the same warm allocator (when a torch 2.x is given:
+  --torch2-python; make bench passes make test-torch2's venv when it exists).
+* tf: torch.ops.tilefoundry.<op>, outputs from TileFoundry's pool (the fresh-
+  output path users call); tf .out: the op's out= overload into preallocated
+  outputs. GB/s counts the bytes read and written once, against the STREAM
+  triad measured in the same process.
 
-Each (thread count, ATen capability) runs in its own child process, since
-torch reads ATEN_CPU_CAPABILITY and the thread pools are set at start-up.
+MatMul is reported in GFLOP/s, with decode shapes (M = 1, 8, 16 against
+K = N = 4096), against torch.mm, OpenBLAS called directly (numpy), and the
+torch 2.x build's torch.mm and oneDNN (torch._C._nn.mkldnn_linear on
+pre-converted operands). Also: per-call overhead against torch.add on one
+element, and cold / warm compile time.
+
+Each (thread count, allocator, ATen capability) runs in its own child
+process, since glibc reads GLIBC_TUNABLES, torch reads ATEN_CPU_CAPABILITY,
+and the thread pools are set at start-up.
 """
 import argparse
 import datetime
@@ -80,15 +87,22 @@ def b_add(a: Tensor[(N,), f32], b: Tensor[(N,), f32]) -> Tensor[(N,), f32]:
     return a + b
 """
 
-SHAPES = {"small": (32, 512), "large": (4096, 4096)}
-MATMUL_SHAPES = {"small": (64, 64, 64), "large": (1024, 1024, 1024)}
+# Row-op shapes [N, 4096] f32: 8, 32 and 128 MiB per tensor, and a latency shape.
+SHAPES = {"small": (32, 512), "8 MiB": (512, 4096), "32 MiB": (2048, 4096), "128 MiB": (8192, 4096)}
+# M x K x N; decode: one to sixteen tokens against a 4096 x 4096 weight.
+MATMUL_SHAPES = {"small": (64, 64, 64), "large": (1024, 1024, 1024), "decode M=1": (1, 4096, 4096),
+                 "decode M=8": (8, 4096, 4096), "decode M=16": (16, 4096, 4096)}
 # --quick (the test suite's smoke run): one tiny shape per kernel, 1 thread,
 # a few runs, a small triad; numbers are not meaningful, the table's shape is.
 QUICK_SHAPES = {"tiny": (4, 64)}
 QUICK_MATMUL_SHAPES = {"tiny": (8, 8, 8)}
-# RoPE: q and k [B, S, H, D], caches [S, D]; large = 2 x 64 MiB in, 2 x 64 MiB out.
-ROPE_SHAPES = {"small": (1, 16, 8, 64), "large": (4, 1024, 32, 128)}
+# RoPE: q and k [B, S, H, D] (8 / 32 / 128 MiB each), caches [S, D].
+ROPE_SHAPES = {"small": (1, 16, 8, 64), "8 MiB": (1, 512, 32, 128), "32 MiB": (4, 512, 32, 128),
+               "128 MiB": (4, 2048, 32, 128)}
 QUICK_ROPE_SHAPES = {"tiny": (1, 2, 2, 8)}
+# glibc keeps freed memory for reuse instead of unmapping it: the allocator a
+# long-running model process has (jemalloc / tcmalloc behave alike).
+WARM_ALLOCATOR = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736"
 
 
 MIN_TIME = 0.2  # seconds each median keeps sampling for; --quick sets 0
@@ -158,22 +172,28 @@ def bytes_moved(op, inputs, outputs):
     return sum(t.numel() * t.element_size() for t in list(inputs) + list(outputs))
 
 
+def triad_gbs(torch, quick):
+    """STREAM triad a = b + s * c, 3 x 64 MiB, one pass."""
+    n = (1 << 16) if quick else (16 << 20)
+    a, b, c = torch.empty(n), torch.rand(n), torch.rand(n)
+    t = median_s(lambda: torch.add(b, c, alpha=3.0, out=a), 10)
+    return 3 * n * 4 / t / 1e9
+
+
 def child(args):
+    """One process: eager times for every op and shape; with --role tf also
+    torch.ops.tilefoundry (fresh outputs and .out), the triad, OpenBLAS and
+    the per-call overhead."""
     import torch
-    import numpy as np
+    import numpy as np  # noqa: F401  (OpenBLAS through ndarray @)
     global MIN_TIME
     torch.set_num_threads(args.threads)
     if args.quick:
         MIN_TIME = 0.0
-    res = {"threads": args.threads, "capability": args.capability, "ops": {}}
-    eager = eager_ops(torch)
-    # STREAM triad a = b + s * c, 3 x 64 MiB, one pass.
-    n = (1 << 16) if args.quick else (16 << 20)
-    a, b, c = torch.empty(n), torch.rand(n), torch.rand(n)
-    t = median_s(lambda: torch.add(b, c, alpha=3.0, out=a), 10)
-    res["triad_gbs"] = 3 * n * 4 / t / 1e9
+    res = {"threads": args.threads, "role": args.role, "ops": {}}
+    res["triad_gbs"] = triad_gbs(torch, args.quick)
     tf_ops = {}
-    if args.capability == "default":
+    if args.role == "tf":
         import tilefoundry as tf
         t0 = time.perf_counter()
         m = tf.load(SOURCE)
@@ -183,17 +203,16 @@ def child(args):
         kernels = {op: m.compile(fn) for op, fn in names.items()}
         res["compile_all_s"] = time.perf_counter() - t0
         res["backends"] = {op: k.backend for op, k in kernels.items()}
-        tf_ops = {op: (tf.register(k), k) for op, k in kernels.items()}
-        kadd = m.compile("b_add")
-        op_add = tf.register(kadd)
+        tf_ops = {op: tf.register(k) for op, k in kernels.items()}
+        op_add = tf.register(m.compile("b_add"))
         one = torch.ones(1)
-        calls = 20 if args.quick else 200
+        calls = 20 if args.quick else 2000
         res["overhead_tf_us"] = median_s(lambda: op_add(one, one), calls) * 1e6
         res["overhead_add_us"] = median_s(lambda: torch.add(one, one), calls) * 1e6
-    for op, fn in eager.items():
+    for op, fn in eager_ops(torch).items():
         for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
-            runs = 3 if args.quick else 10 if label == "large" else 100
+            runs = 3 if args.quick else 10 if label != "small" else 100
             r = {"eager": median_s(lambda: fn(*inputs), runs)}
             outs = fn(*inputs)
             outs = outs if isinstance(outs, tuple) else (outs,)
@@ -204,21 +223,22 @@ def child(args):
                 an, bn = inputs[0].numpy(), inputs[1].numpy()
                 r["openblas"] = median_s(lambda: an @ bn, runs)
             if op in tf_ops:
-                top, kern = tf_ops[op]
+                top = tf_ops[op]
                 got = top(*inputs)
                 got = got if isinstance(got, (tuple, list)) else (got,)
                 r["max_err"] = max((g - w).abs().max().item() for g, w in zip(got, outs))
+                del got
                 r["tf"] = median_s(lambda: top(*inputs), runs)
                 pre = [torch.empty_like(o) for o in outs]
-                r["tf_prealloc"] = median_s(lambda: kern.run(list(inputs), pre), runs)
-                r["alloc_only"] = median_s(lambda: [torch.empty_like(o).fill_(0) for o in outs], runs)
+                kw = {"out": pre[0]} if len(pre) == 1 else {f"out{i}": o for i, o in enumerate(pre)}
+                r["tf_out"] = median_s(lambda: top.out(*inputs, **kw), runs)
             res["ops"][f"{op}|{label}|{shape}"] = r
     print(json.dumps(res))
 
 
 def inductor_child(args):
     """Runs under a torch 2.x: torch.compile of each eager function, per shape
-    (compiled and warmed before timing), and oneDNN's GEMM for matmul."""
+    (compiled and warmed before timing); torch.mm and oneDNN's GEMM for matmul."""
     import torch
     global MIN_TIME
     torch.set_num_threads(args.threads)
@@ -228,11 +248,12 @@ def inductor_child(args):
     for op, fn in eager_ops(torch).items():
         for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
-            runs = 3 if args.quick else 10 if label == "large" else 100
+            runs = 3 if args.quick else 10 if label != "small" else 100
             compiled = torch.compile(fn)
             compiled(*inputs)
             r = {"inductor": median_s(lambda: compiled(*inputs), runs)}
             if op == "matmul":
+                r["mm"] = median_s(lambda: torch.mm(*inputs), runs)
                 a = inputs[0].to_mkldnn()
                 bt = inputs[1].t().contiguous().to_mkldnn()  # mkldnn_linear takes [out, in] weights
                 r["onednn"] = median_s(lambda: torch._C._nn.mkldnn_linear(a, bt, None), runs)
@@ -248,24 +269,39 @@ def shapes_of(op, quick):
     return QUICK_SHAPES if quick else SHAPES
 
 
+def child_env(threads, warm_allocator):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    env.pop("ATEN_CPU_CAPABILITY", None)
+    if warm_allocator:
+        env["GLIBC_TUNABLES"] = WARM_ALLOCATOR
+    else:
+        env.pop("GLIBC_TUNABLES", None)
+    return env
+
+
 def run_inductor_child(python, threads, quick):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     cmd = [python, __file__, "--inductor-child", "--threads", str(threads)] + (["--quick"] if quick else [])
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    out = subprocess.run(cmd, env=child_env(threads, True), capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench torch.compile child ({python}, {threads} thread(s)) failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_child(threads, capability, cache_dir, quick):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               TF_CACHE_DIR=cache_dir)
+# The children of one thread count: (role, warm allocator, ATen capability).
+CHILDREN = {"tf": ("tf", True, "default"), "avx512": ("eager", True, "avx512"),
+            "fresh": ("eager", False, "default")}
+
+
+def run_child(threads, kind, cache_dir, quick):
+    role, warm, capability = CHILDREN[kind]
+    env = child_env(threads, warm)
+    env["TF_CACHE_DIR"] = cache_dir
     if capability == "avx512":
         env["ATEN_CPU_CAPABILITY"] = "avx512"
-    cmd = [sys.executable, __file__, "--child", "--threads", str(threads), "--capability", capability]
+    cmd = [sys.executable, __file__, "--child", "--threads", str(threads), "--role", role]
     out = subprocess.run(cmd + (["--quick"] if quick else []), env=env, capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"bench child {threads} thread(s) / {capability} failed:\n{out.stderr}")
+        sys.exit(f"bench child {threads} thread(s) / {kind} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -300,53 +336,59 @@ def ratio(a, b):
 
 
 def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
-    """inductor: {threads: inductor_child result} (empty without a torch 2.x)."""
+    """results: {(threads, kind): child result}; inductor: {threads:
+    inductor_child result} (empty without a torch 2.x)."""
     lines = []
     w = lines.append
     w(f"# TileFoundry bench — {datetime.date.today().isoformat()}\n")
-    w(f"Machine: {cpu_model()}, {os.cpu_count()} cores, "
-      f"{platform.platform()}; torch {torch_version}. Medians; times in ms. "
-      "x peer = peer time / TileFoundry time (> 1: TileFoundry faster). tf = torch.ops.tilefoundry "
-      "(allocates its outputs: 4 MiB and more in huge pages), tf-pre = tf_kernel_run into preallocated "
-      "outputs (through ctypes: ~5 us more per call than tf); alloc = torch.empty_like().fill_(0) of the "
-      "outputs, the page-fault cost every fresh eager output pays.\n")
+    w(f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; torch {torch_version}. "
+      "Medians of a steady loop (call, drop the result, call again); times in ms. x peer = peer time / "
+      "tf time (> 1: TileFoundry faster). eager = eager torch with a warm allocator (GLIBC_TUNABLES keeps "
+      "freed memory, as jemalloc would), the faster of ATen's default and avx512 kernels; eager fresh = "
+      "plain glibc (every large temporary a fresh mmap). tf = torch.ops.tilefoundry (outputs from the "
+      "pool); tf .out = its out= overload into preallocated outputs. GB/s = bytes read + written once / "
+      "time; % triad against the STREAM triad of the same process.\n")
     if inductor:
-        w(f"torch.compile (Inductor, default mode): torch {next(iter(inductor.values()))['torch']} "
-          "in its own process; oneDNN is that build's.\n")
+        w(f"torch.compile (Inductor, default mode): torch {next(iter(inductor.values()))['torch']} in its "
+          "own process, with the same warm allocator; oneDNN and torch 2.x's torch.mm are that build's.\n")
     else:
         w("torch.compile (Inductor): not measured, no torch 2.x given (make test-torch2 builds its venv; "
           "then make bench uses it).\n")
-    by = {(r["threads"], r["capability"]): r for r in results}
     for threads in thread_counts:
-        d, x = by[(threads, "default")], by[(threads, "avx512")]
+        d = results[(threads, "tf")]
+        x = results.get((threads, "avx512"), {"ops": {}})["ops"]
+        f = results.get((threads, "fresh"), {"ops": {}})["ops"]
         ind = inductor.get(threads, {"ops": {}})["ops"]
-        w(f"\n## {threads} thread(s) — STREAM triad {d['triad_gbs']:.1f} GB/s\n")
-        w("| op | shape | eager | eager avx512 | inductor | tf | tf-pre | alloc | x eager | x avx512 | "
-          "x inductor | GB/s tf-pre | % triad | max err |")
-        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        triad = d["triad_gbs"]
+        w(f"\n## {threads} thread(s) — STREAM triad {triad:.1f} GB/s\n")
+        w("| op | shape | eager | eager fresh | inductor | tf | tf .out | x eager | x eager fresh | "
+          "x inductor | GB/s tf | % triad tf | GB/s .out | % triad .out | max err |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for key, r in d["ops"].items():
             op, label, shape = key.split("|")
             if op == "matmul":
                 continue
-            ra = x["ops"][key]
+            eager = min(t for t in (r["eager"], x.get(key, {}).get("eager")) if t is not None)
+            fresh = f.get(key, {}).get("eager")
             ti = ind.get(key, {}).get("inductor")
-            gbs = r["bytes"] / r["tf_prealloc"] / 1e9
-            w(f"| {op} | {label} {shape} | {fmt_ms(r['eager'])} | {fmt_ms(ra['eager'])} | {fmt_ms(ti)} | "
-              f"{fmt_ms(r['tf'])} | {fmt_ms(r['tf_prealloc'])} | {fmt_ms(r['alloc_only'])} | "
-              f"{ratio(r['eager'], r['tf'])} | {ratio(ra['eager'], r['tf'])} | {ratio(ti, r['tf'])} | "
-              f"{gbs:.1f} | {100 * gbs / d['triad_gbs']:.0f}% | {r['max_err']:.1e} |")
-        w("\n| matmul | shape | torch.mm ms | OpenBLAS (numpy) GFLOP/s | oneDNN GFLOP/s | inductor GFLOP/s | "
-          "tf GFLOP/s | tf-pre GFLOP/s | tf / OpenBLAS | tf-pre / OpenBLAS |")
-        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            gbs, gbs_out = r["bytes"] / r["tf"] / 1e9, r["bytes"] / r["tf_out"] / 1e9
+            w(f"| {op} | {label} {shape} | {fmt_ms(eager)} | {fmt_ms(fresh)} | {fmt_ms(ti)} | "
+              f"{fmt_ms(r['tf'])} | {fmt_ms(r['tf_out'])} | {ratio(eager, r['tf'])} | {ratio(fresh, r['tf'])} | "
+              f"{ratio(ti, r['tf'])} | {gbs:.1f} | {100 * gbs / triad:.0f}% | {gbs_out:.1f} | "
+              f"{100 * gbs_out / triad:.0f}% | {r['max_err']:.1e} |")
+        w("\n| matmul | shape | torch.mm GFLOP/s | OpenBLAS (numpy) GFLOP/s | oneDNN GFLOP/s | "
+          "torch 2.x mm GFLOP/s | inductor GFLOP/s | tf GFLOP/s | tf .out GFLOP/s | tf / oneDNN | "
+          "tf / OpenBLAS |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for key, r in d["ops"].items():
             op, label, shape = key.split("|")
             if op != "matmul":
                 continue
             gf = lambda s: f"{r['flops'] / s / 1e9:.1f}" if s else "n/a"  # noqa: E731
             i = ind.get(key, {})
-            w(f"| matmul | {label} {shape} | {fmt_ms(r['eager'])} | {gf(r['openblas'])} | {gf(i.get('onednn'))} | "
-              f"{gf(i.get('inductor'))} | {gf(r['tf'])} | {gf(r['tf_prealloc'])} | "
-              f"{ratio(r['openblas'], r['tf'])} | {ratio(r['openblas'], r['tf_prealloc'])} |")
+            w(f"| matmul | {label} {shape} | {gf(r['eager'])} | {gf(r['openblas'])} | {gf(i.get('onednn'))} | "
+              f"{gf(i.get('mm'))} | {gf(i.get('inductor'))} | {gf(r['tf'])} | {gf(r['tf_out'])} | "
+              f"{ratio(i.get('onednn'), r['tf'])} | {ratio(r['openblas'], r['tf'])} |")
         w(f"\nPer-call overhead (1 element): torch.ops.tilefoundry {d['overhead_tf_us']:.2f} us, "
           f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x).")
     if cold is None:
@@ -354,7 +396,7 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
     else:
         w(f"\nCompile: cold {cold * 1e3:.0f} ms (one function, empty cache, runs the compiler), "
           f"warm {warm * 1e3:.1f} ms (fresh process, cached object).")
-    w(f"\nBackends: {by[(1, 'default')].get('backends')}")
+    w(f"\nBackends: {results[(thread_counts[0], 'tf')].get('backends')}")
     return "\n".join(lines) + "\n"
 
 
@@ -370,7 +412,7 @@ def main():
     p.add_argument("--child", action="store_true")
     p.add_argument("--inductor-child", action="store_true")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--capability", default="default")
+    p.add_argument("--role", default="tf", choices=("tf", "eager"))
     p.add_argument("--torch2-python", default=os.environ.get("TF_BENCH_TORCH2_PYTHON") or default_torch2_python(),
                    help="a Python with torch 2.x for the torch.compile column (default: build-torch2/venv)")
     p.add_argument("--write", default=None, help="also write the report to this file")
@@ -388,7 +430,8 @@ def main():
             cold, warm = cold_warm_compile(cold_dir)
     cache = os.environ.get("TF_CACHE_DIR", os.path.expanduser("~/.cache/tilefoundry"))
     thread_counts = (1,) if args.quick else (1, 2)
-    results = [run_child(t, c, cache, args.quick) for t in thread_counts for c in ("default", "avx512")]
+    kinds = ("tf", "fresh") if args.quick else tuple(CHILDREN)
+    results = {(t, k): run_child(t, k, cache, args.quick) for t in thread_counts for k in kinds}
     inductor = {}
     if args.torch2_python:
         inductor = {t: run_inductor_child(args.torch2_python, t, args.quick) for t in thread_counts}
