@@ -14,7 +14,12 @@ extern "C" {
 
 /* Defines tilefoundry::<op_name> (op_name NULL = the kernel's function name)
  * with a schema derived from k's signature, backed by a CPU kernel that wraps
- * inputs zero-copy and allocates outputs with torch. The registration keeps
+ * inputs zero-copy and takes outputs of 128 KiB and more from the output pool
+ * (tf_buffer_alloc), smaller ones from torch. Also defines its out= overload,
+ * tilefoundry::<op_name>.out(<inputs>, *, Tensor(a!) out) -> Tensor(a!)
+ * (out0, out1, ... for several outputs), which writes into the caller's
+ * tensors after checking their dtype, shape and device. Each call first sets
+ * tf_set_num_threads to torch's intra-op thread count. The registration keeps
  * k alive (it takes its own reference) for the life of the process.
  * Registering the same name twice is TF_ERR_INVALID_ARGUMENT. */
 TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name);
