@@ -116,7 +116,7 @@ const Kernel::Bound& Kernel::bind(const std::vector<sema::ArgDesc>& inputs) cons
   return memo;
 }
 
-std::vector<sema::ArgDesc> Kernel::output_descs(const std::vector<sema::ArgDesc>& inputs) const {
+const std::vector<sema::ArgDesc>& Kernel::output_descs(const std::vector<sema::ArgDesc>& inputs) const {
   return bind(inputs).outputs;
 }
 

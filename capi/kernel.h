@@ -37,8 +37,9 @@ class Kernel {
 
   // Binds concrete inputs against the signature (count, dtype, rank, static
   // extents, DimVar ranges) and returns the outputs' concrete descriptions.
-  // Throws Error(kInvalidArgument) naming the argument and axis.
-  std::vector<sema::ArgDesc> output_descs(const std::vector<sema::ArgDesc>& inputs) const;
+  // Throws Error(kInvalidArgument) naming the argument and axis. The result
+  // is this thread's memo: valid until the thread binds other inputs.
+  const std::vector<sema::ArgDesc>& output_descs(const std::vector<sema::ArgDesc>& inputs) const;
 
   // Computes the outputs into freshly allocated arrays; inputs are borrowed
   // and never written.

@@ -41,42 +41,49 @@ void check_array(const T* p, size_t n, const char* fn, const char* param) {
   if (n != 0) require_non_null(p, fn, param);
 }
 
-std::vector<sema::ArgDesc> describe_inputs(const char* fn, const Kernel& k, const DLTensor* in,
-                                           size_t n_in, bool need_data) {
+void describe_inputs(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in, bool need_data,
+                     std::vector<sema::ArgDesc>* descs) {
   check_array(in, n_in, fn, "in");
   check_count(fn, "inputs", k.num_inputs(), n_in, k);
+  descs->resize(n_in);
+  for (size_t i = 0; i < n_in; ++i) describe_tensor(in[i], input_label(fn, k, i), need_data, &(*descs)[i]);
+}
+
+std::vector<sema::ArgDesc> describe_inputs(const char* fn, const Kernel& k, const DLTensor* in,
+                                           size_t n_in, bool need_data) {
   std::vector<sema::ArgDesc> descs;
-  descs.reserve(n_in);
-  for (size_t i = 0; i < n_in; ++i)
-    descs.push_back(describe_tensor(in[i], input_label(fn, k, i), need_data));
+  describe_inputs(fn, k, in, n_in, need_data, &descs);
   return descs;
+}
+
+void view_inputs(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in,
+                 std::vector<runtime::NDArray>* views) {
+  views->resize(n_in);
+  for (size_t i = 0; i < n_in; ++i) view_tensor(in[i], input_label(fn, k, i), &(*views)[i]);
 }
 
 std::vector<runtime::NDArray> view_inputs(const char* fn, const Kernel& k, const DLTensor* in,
                                           size_t n_in) {
   std::vector<runtime::NDArray> views;
-  views.reserve(n_in);
-  for (size_t i = 0; i < n_in; ++i) views.push_back(view_tensor(in[i], input_label(fn, k, i)));
+  view_inputs(fn, k, in, n_in, &views);
   return views;
 }
 
 // Step (2) for tf_kernel_run: views of the caller's outputs, each checked
-// to match its expected description exactly.
-std::vector<runtime::NDArray> checked_outputs(const Kernel& k, DLTensor* out, size_t n_out,
-                                              const std::vector<sema::ArgDesc>& expected) {
+// to match its expected description exactly. `got` is scratch.
+void checked_outputs(const Kernel& k, DLTensor* out, size_t n_out, const std::vector<sema::ArgDesc>& expected,
+                     sema::ArgDesc* got, std::vector<runtime::NDArray>* views) {
   const char* fn = "tf_kernel_run";
   check_array(out, n_out, fn, "out");
   check_count(fn, "outputs", k.num_outputs(), n_out, k);
-  std::vector<runtime::NDArray> views;
-  views.reserve(n_out);
+  views->resize(n_out);
   for (size_t i = 0; i < n_out; ++i) {
     TensorLabel what = output_label(fn, i);
-    sema::ArgDesc got = describe_tensor(out[i], what, true);
-    require_same_desc(expected[i], got, what);
-    require_no_self_overlap(out[i], got, what);
-    views.push_back(view_tensor(out[i], what));
+    describe_tensor(out[i], what, true, got);
+    require_same_desc(expected[i], *got, what);
+    require_no_self_overlap(out[i], *got, what);
+    view_tensor(out[i], what, &(*views)[i]);
   }
-  return views;
 }
 
 // Rationale: the evaluator promises fresh arrays; this makes sure that what
@@ -185,7 +192,7 @@ tf_status tf_kernel_output_desc(tf_kernel k, const DLTensor* in, size_t n_in, si
                        kernel->name() + "' has " + std::to_string(kernel->num_outputs()) +
                        " outputs)");
   }
-  auto descs = kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, false));
+  const auto& descs = kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, false));
   const tf::sema::ArgDesc& d = descs[i];
   DLDataType dl = tf::runtime::dtype_to_dl(d.dtype);
   *dtype = dl;
@@ -198,14 +205,21 @@ tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* 
   TF_C_API_BEGIN
   const char* fn = "tf_kernel_run";
   auto kernel = kernel_of(k);
-  auto in_descs = tf::capi::describe_inputs(fn, *kernel, in, n_in, true);
-  auto expected = kernel->output_descs(in_descs);
-  auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
-  auto dsts = tf::capi::checked_outputs(*kernel, out, n_out, expected);
-  if (!kernel->run_into(in_descs, inputs, dsts)) {  // native writes in place: no temporaries, no copy
-    auto results = kernel->run(inputs);
+  // Per thread, reused: a warm call allocates nothing (no kernel calls back
+  // into tf_kernel_run, so one set per thread suffices).
+  thread_local struct {
+    std::vector<tf::sema::ArgDesc> in_descs, expected;
+    tf::sema::ArgDesc got;
+    std::vector<tf::runtime::NDArray> inputs, outputs;
+  } s;
+  tf::capi::describe_inputs(fn, *kernel, in, n_in, true, &s.in_descs);
+  s.expected = kernel->output_descs(s.in_descs);
+  tf::capi::view_inputs(fn, *kernel, in, n_in, &s.inputs);
+  tf::capi::checked_outputs(*kernel, out, n_out, s.expected, &s.got, &s.outputs);
+  if (!kernel->run_into(s.in_descs, s.inputs, s.outputs)) {  // native writes in place: no temporaries, no copy
+    auto results = kernel->run(s.inputs);
     for (size_t i = 0; i < results.size(); ++i) {
-      if (tf::capi::num_elements(expected[i].shape) != 0) results[i].copy_to(dsts[i]);
+      if (tf::capi::num_elements(s.expected[i].shape) != 0) results[i].copy_to(s.outputs[i]);
     }
   }
   TF_C_API_END

@@ -39,20 +39,19 @@ void check_device(const DLTensor& t, const TensorLabel& what) {
                                ") is not supported; only cpu tensors are accepted");
 }
 
-std::vector<int64_t> checked_shape(const DLTensor& t, const TensorLabel& what) {
+void checked_shape(const DLTensor& t, const TensorLabel& what, std::vector<int64_t>* shape) {
   if (t.ndim < 0 || t.ndim > TF_MAX_NDIM) {
     invalid(what, "ndim " + std::to_string(t.ndim) + " is outside [0, " +
                       std::to_string(TF_MAX_NDIM) + "]");
   }
   if (t.ndim > 0 && t.shape == nullptr)
     invalid(what, "shape is NULL but ndim is " + std::to_string(t.ndim));
-  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-  for (size_t a = 0; a < shape.size(); ++a) {
-    if (shape[a] < 0)
+  shape->assign(t.shape, t.shape + t.ndim);
+  for (size_t a = 0; a < shape->size(); ++a) {
+    if ((*shape)[a] < 0)
       invalid(what,
-              "axis " + std::to_string(a) + " has negative extent " + std::to_string(shape[a]));
+              "axis " + std::to_string(a) + " has negative extent " + std::to_string((*shape)[a]));
   }
-  return shape;
 }
 
 ir::DType checked_dtype(const DLTensor& t, const TensorLabel& what) {
@@ -130,12 +129,19 @@ int64_t num_elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-sema::ArgDesc describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data) {
+void describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data, sema::ArgDesc* out) {
   check_device(t, what);
-  sema::ArgDesc d{checked_dtype(t, what), checked_shape(t, what)};
+  sema::ArgDesc& d = *out;
+  d.dtype = checked_dtype(t, what);
+  checked_shape(t, what, &d.shape);
   if (need_data && t.data == nullptr && num_elements(d.shape) != 0) invalid(what, "data is NULL");
   check_reach(t, d, what);
   check_alignment(t, d, what);
+}
+
+sema::ArgDesc describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data) {
+  sema::ArgDesc d;
+  describe_tensor(t, what, need_data, &d);
   return d;
 }
 
@@ -163,7 +169,7 @@ void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const Te
   }
 }
 
-runtime::NDArray view_tensor(const DLTensor& t, const TensorLabel& what) {
+void view_tensor(const DLTensor& t, const TensorLabel& what, runtime::NDArray* out) {
   // Rationale: an empty tensor may legally carry data == NULL and any
   // byte_offset (nothing is addressed); give its view a harmless address and
   // no offset, so that from_dlpack need not special-case it and no pointer
@@ -177,10 +183,16 @@ runtime::NDArray view_tensor(const DLTensor& t, const TensorLabel& what) {
     v.byte_offset = 0;
   }
   try {
-    return runtime::NDArray::from_dlpack(v);
+    out->assign_dlpack(v);
   } catch (const ir::Error& e) {
     throw ir::Error(e.kind(), what.str() + ": " + e.what());
   }
+}
+
+runtime::NDArray view_tensor(const DLTensor& t, const TensorLabel& what) {
+  runtime::NDArray a;
+  view_tensor(t, what, &a);
+  return a;
 }
 
 void require_same_desc(const sema::ArgDesc& expected, const sema::ArgDesc& got,

@@ -37,6 +37,8 @@ class TensorLabel {
 // TF_ERR_UNSUPPORTED for a non-CPU device or an unknown dtype,
 // TF_ERR_INVALID_ARGUMENT otherwise.
 sema::ArgDesc describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data);
+// The same into *out, reusing its shape storage (the hot path of a call).
+void describe_tensor(const DLTensor& t, const TensorLabel& what, bool need_data, sema::ArgDesc* out);
 
 // Besides, the descriptor's reach (strides x extents, plus byte_offset, in
 // bytes) must fit in int64, and data + byte_offset must be aligned to the
@@ -50,6 +52,8 @@ void require_no_self_overlap(const DLTensor& t, const sema::ArgDesc& d, const Te
 
 // A borrowed view of a tensor describe_tensor accepted (with need_data).
 runtime::NDArray view_tensor(const DLTensor& t, const TensorLabel& what);
+// The same into *out, reusing its shape / strides storage.
+void view_tensor(const DLTensor& t, const TensorLabel& what, runtime::NDArray* out);
 
 // Requires got (describing the tensor called `what`) to equal expected
 // exactly; otherwise TF_ERR_INVALID_ARGUMENT naming the dtype, or the rank,

@@ -152,23 +152,34 @@ NDArray NDArray::pooled(ir::DType dtype, std::vector<int64_t> shape) {
 }
 
 NDArray NDArray::from_dlpack(const DLTensor& t) {
+  NDArray a;
+  a.assign_dlpack(t);
+  return a;
+}
+
+void NDArray::assign_dlpack(const DLTensor& t) {
+  holder_.reset();
+  data_ = nullptr;
+  shape_.clear();
+  strides_.clear();
   if (t.device.device_type != kDLCPU)
     fail(ErrorKind::kUnsupported,
          "unsupported device " + device_name(t.device) + ": the evaluator reads CPU tensors only");
   if (t.ndim < 0)
     fail(ErrorKind::kInvalidArgument, "DLTensor ndim must be >= 0, but got " + std::to_string(t.ndim));
-  NDArray a;
-  a.dtype_ = dtype_from_dl(t.dtype);
+  dtype_ = dtype_from_dl(t.dtype);
   if (t.ndim > 0 && !t.shape) fail(ErrorKind::kInvalidArgument, "DLTensor shape is NULL");
-  a.shape_.assign(t.shape, t.shape + t.ndim);
-  for (int64_t d : a.shape_)
+  shape_.assign(t.shape, t.shape + t.ndim);
+  for (int64_t d : shape_)
     if (d < 0) fail(ErrorKind::kInvalidArgument, "DLTensor has a negative extent " + std::to_string(d));
-  a.strides_ = t.strides ? std::vector<int64_t>(t.strides, t.strides + t.ndim)
-                         : contiguous_strides(a.shape_);
-  if (!t.data && a.numel() != 0)
+  if (t.strides) {
+    strides_.assign(t.strides, t.strides + t.ndim);
+  } else {
+    contiguous_strides_into(shape_, &strides_);
+  }
+  if (!t.data && numel() != 0)
     fail(ErrorKind::kInvalidArgument, "DLTensor data is NULL for a non-empty tensor");
-  a.data_ = t.data ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
-  return a;
+  data_ = t.data ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
 }
 
 NDArray NDArray::view(const NDArray& base, std::vector<int64_t> shape, std::vector<int64_t> strides,

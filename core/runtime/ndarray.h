@@ -25,6 +25,10 @@ class NDArray {
   // row-major). Validates device (CPU), dtype and lanes; throws
   // Error(kInvalidArgument / kUnsupported) otherwise. Never copies.
   static NDArray from_dlpack(const DLTensor& t);
+  // from_dlpack into this array, reusing its shape / strides storage (the
+  // hot path of a call allocates nothing once warm). Same checks; on a throw
+  // this array is left empty.
+  void assign_dlpack(const DLTensor& t);
   // A view into base's memory that shares base's buffer (or borrows what base
   // borrows): shape and strides in elements, element (0, ..., 0) at
   // base.data() + offset elements. The caller keeps the view inside base.

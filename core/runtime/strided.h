@@ -37,10 +37,15 @@ class StridedCursor {
   std::vector<int64_t> offsets_;
 };
 
-// Compact row-major strides of shape.
+// Compact row-major strides of shape, into *s (its storage reused).
+inline void contiguous_strides_into(const std::vector<int64_t>& shape, std::vector<int64_t>* s) {
+  s->assign(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) (*s)[d - 1] = (*s)[d] * shape[d];
+}
+
 inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  std::vector<int64_t> s;
+  contiguous_strides_into(shape, &s);
   return s;
 }
 
