@@ -1221,19 +1221,11 @@ class Generator {
       o << "  const int64_t* sh" << k << " = SH + " << off << "; const int64_t* st" << k << " = ST + " << off
         << "; (void)sh" << k << "; (void)st" << k << ";\n";
       off += rk;
-      if (slots_[k].kind != Slot::kTemp) o << "  B[" << k << "] = P[" << k << "];\n";
+      o << "  B[" << k << "] = P[" << k << "];\n";  // temporaries too: the host allocates them
     }
     o << "  const int64_t* RS = SH + " << off << "; (void)RS;\n";
     o << prechecks_.str();  // may return: nothing is allocated or written yet
-    for (size_t k = 0; k < slots_.size(); ++k) {
-      if (slots_[k].kind != Slot::kTemp) continue;
-      o << "  { int64_t n = 1; for (int a = 0; a < " << slots_[k].type->rank() << "; ++a) n *= sh" << k << "[a];\n";
-      o << "    B[" << k << "] = std::malloc(static_cast<size_t>(n > 0 ? n : 1) * sizeof("
-        << ctype(slots_[k].type->dtype()) << ")); }\n";
-    }
     o << serial_below_threshold(stages_.str());
-    for (size_t k = 0; k < slots_.size(); ++k)
-      if (slots_[k].kind == Slot::kTemp) o << "  std::free(B[" << k << "]);\n";
     o << "  return __atomic_load_n(err, __ATOMIC_RELAXED);\n";
     o << "}\n";
     return o.str();

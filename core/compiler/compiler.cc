@@ -10,6 +10,7 @@
 #include "core/compiler/prelude.h"
 #include "core/compiler/toolchain.h"
 #include "core/ir/error.h"
+#include "core/runtime/buffer_pool.h"
 #include "core/runtime/gemm.h"
 #include "core/sema/dispatch.h"
 
@@ -27,6 +28,27 @@ struct RuntimeTable {
 
 // The same GEMM as the evaluator's (runtime/gemm.h), so products agree bit for bit.
 const RuntimeTable kRuntime{runtime::sgemm, runtime::dgemm, nullptr};
+
+// The temporaries of one call, returned to the pool when the call ends
+// (also when it throws).
+class TempBuffers {
+ public:
+  TempBuffers() = default;
+  TempBuffers(const TempBuffers&) = delete;
+  TempBuffers& operator=(const TempBuffers&) = delete;
+  ~TempBuffers() {
+    for (runtime::Buffer* b : held_) runtime::buffer_release(b);
+  }
+  void* allocate(size_t bytes) {
+    void* data = nullptr;
+    held_.reserve(held_.size() + 1);  // so that push_back cannot throw after the allocation
+    held_.push_back(runtime::buffer_allocate(bytes, &data));
+    return data;
+  }
+
+ private:
+  std::vector<runtime::Buffer*> held_;
+};
 
 std::string single_source(const Program& p) {
   return std::string(prelude_source()) + "#define TF_ENTRY tf_entry\n" + p.body;
@@ -98,9 +120,15 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
     TF_CHECK(false, "select_variant returned one of the prototype's variants");
   }
   if (plan_) return run_loop_plan(*plan_, inputs, outputs, bindings);
-  // Reused per thread: the hot path allocates nothing once warm.
-  thread_local std::vector<void*> ptrs;
-  thread_local std::vector<int64_t> shapes, strides;
+  // Reused per thread: the hot path allocates nothing once warm (one
+  // thread-local block: each access to one costs a TLS lookup).
+  thread_local struct {
+    std::vector<void*> ptrs;
+    std::vector<int64_t> shapes, strides;
+  } args;
+  auto& ptrs = args.ptrs;
+  auto& shapes = args.shapes;
+  auto& strides = args.strides;
   ptrs.clear();
   shapes.clear();
   strides.clear();
@@ -111,8 +139,10 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
       strides.insert(strides.end(), a.strides().begin(), a.strides().end());
     }
   }
+  // Materialized intermediates live in pooled memory: a large one is then
+  // warm from the second call on, like the outputs.
+  TempBuffers temp_buffers;
   for (const ir::TensorTypePtr& t : temps_) {
-    ptrs.push_back(nullptr);
     size_t base = strides.size();
     for (const ir::ShapeDim& d : t->shape()) shapes.push_back(d.evaluate(bindings));
     strides.resize(base + t->rank());
@@ -121,6 +151,7 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
       strides[base + a] = s;
       s *= shapes[base + a];
     }
+    ptrs.push_back(temp_buffers.allocate(static_cast<size_t>(s > 0 ? s : 1) * ir::dtype_bytes(t->dtype())));
   }
   for (const RuntimeScalar& sc : scalars_) shapes.push_back(resolve_scalar(sc, bindings));
   int64_t info[kInfoSize] = {0, 0, 0, 0};

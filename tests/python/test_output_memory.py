@@ -176,3 +176,27 @@ def test_a_malformed_limit_keeps_the_default():
     default = int(_child(code)[-1])
     assert 0 < default <= 4 << 30
     assert int(_child(code, TF_MEMORY_CACHE_LIMIT="lots")[-1]) == default
+
+
+def test_a_kernels_temporaries_come_from_the_pool():
+    """A value the compiled code materializes (here the scaled operand of a
+    MatMul, 512 KiB) lives in pooled memory: from the second call on it is a
+    warm hit, even when the outputs are the caller's."""
+    src = """from tilefoundry.dsl import *
+N = DimVar("N", 1, 4096)
+
+@func
+def scaled_mm(x: Tensor[(N, 256), f32], w: Tensor[(256, 256), f32]) -> Tensor[(N, 256), f32]:
+    return matmul(x * 2.0, w)
+"""
+    k = compile_on(tf.load(src), "scaled_mm", "native")
+    x, w, y = torch.randn(512, 256), torch.randn(256, 256), torch.empty(512, 256)
+    k.run([x, w], [y])
+    before = tf.memory_stats()
+    for _ in range(3):
+        k.run([x, w], [y])
+    after = tf.memory_stats()
+    assert after["hits"] == before["hits"] + 3
+    assert after["misses"] == before["misses"]
+    assert after["bytes_in_use"] == before["bytes_in_use"]
+    torch.testing.assert_close(y, (x * 2.0) @ w, rtol=1e-4, atol=1e-3)
