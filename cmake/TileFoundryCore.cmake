@@ -22,12 +22,21 @@ function(tf_core_layer name dir)
 endfunction()
 
 find_package(BLAS REQUIRED)
+# oneDNN (libdnnl-dev) computes the f32 products the small-GEMM loop does not
+# (core/runtime/gemm.h); its C API is enough, so no dnnl-config.cmake (which
+# would also want OpenCL's development files).
+find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.h REQUIRED)
+find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
+# The GEMM sets the team size of the OpenMP runtime oneDNN uses: Debian's
+# oneDNN is built on GNU OpenMP, so libgomp by its soname (with clang too).
+find_library(TF_GOMP_LIBRARY NAMES libgomp.so.1 gomp REQUIRED)
 
 tf_core_layer(tf_ir ir Threads::Threads)
 tf_core_layer(tf_ops ops tf_ir)
 tf_core_layer(tf_sema sema tf_ops)
 tf_core_layer(tf_frontend frontend tf_sema)
-tf_core_layer(tf_runtime runtime tf_ir ${BLAS_LIBRARIES})
+tf_core_layer(tf_runtime runtime tf_ir ${BLAS_LIBRARIES} ${DNNL_LIBRARY} ${TF_GOMP_LIBRARY})
+target_include_directories(tf_runtime PRIVATE ${DNNL_INCLUDE_DIR})
 # The small-GEMM loop (runtime/gemm.h) is the one hot loop of core: -O3 and
 # `omp simd` (no OpenMP runtime) let it vectorize into registers; its
 # target_clones pick AVX-512 / AVX2 at load time.

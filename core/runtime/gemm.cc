@@ -1,8 +1,18 @@
 #include "core/runtime/gemm.h"
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cstring>
+
+#include "core/runtime/threads.h"
+
+// The OpenMP runtime oneDNN threads with (libgomp, linked for this: core is
+// not built with -fopenmp). Declared here rather than through <omp.h>, which
+// a clang build does not always have.
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
 
 namespace tf::runtime {
 
@@ -11,39 +21,59 @@ namespace {
 CBLAS_TRANSPOSE trans(int t) { return t ? CblasTrans : CblasNoTrans; }
 blasint ld(int64_t v) { return static_cast<blasint>(std::max<int64_t>(v, 1)); }
 
-// One tile of C: R rows by 32 columns (W < 32 for the last column tile),
-// accumulated in registers over k. Inlined into each target clone below.
-template <int R, bool kFull>
-[[gnu::always_inline]] inline void tile(int64_t k, int64_t w, const float* __restrict a, int64_t lda,
+// One tile of C: R rows by W columns, accumulated in registers over k (W is
+// a constant, so the loops unroll into vector registers). Inlined into each
+// target clone below. Every element of C is one chain of FMAs in k order,
+// whatever the tile shape, so the tiling never changes a result.
+template <int R, int W>
+[[gnu::always_inline]] inline void tile(int64_t k, const float* __restrict a, int64_t lda,
                                         const float* __restrict b, int64_t ldb, float* __restrict c, int64_t ldc) {
-  float acc[R][32] = {};
-  const int64_t wq = kFull ? 32 : w;  // a constant for full tiles: the loops unroll into registers
+  float acc[R][W] = {};
   for (int64_t p = 0; p < k; ++p) {
     const float* __restrict br = b + p * ldb;
     for (int r = 0; r < R; ++r) {
       const float av = a[r * lda + p];
 #pragma omp simd
-      for (int64_t q = 0; q < wq; ++q) acc[r][q] = __builtin_fmaf(av, br[q], acc[r][q]);
+      for (int q = 0; q < W; ++q) acc[r][q] = __builtin_fmaf(av, br[q], acc[r][q]);
     }
   }
   for (int r = 0; r < R; ++r) {
 #pragma omp simd
-    for (int64_t q = 0; q < wq; ++q) c[r * ldc + q] = acc[r][q];
+    for (int q = 0; q < W; ++q) c[r * ldc + q] = acc[r][q];
   }
 }
 
-template <bool kFull>
-[[gnu::always_inline]] inline void rows(int64_t n_rows, int64_t k, int64_t w, const float* a, int64_t lda,
+// R rows of C, all n columns: full tiles, then the remainder as tiles of 16,
+// 8, 4, 2 and 1 columns (a variable-width tile would keep its accumulators
+// in memory, 2-3x slower). Blocks of one or two rows take 64 columns per
+// tile: 32 would leave too few independent FMA chains to hide the latency.
+template <int R>
+[[gnu::always_inline]] inline void row_block(int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                                             int64_t ldb, float* c, int64_t ldc) {
+  constexpr int kW = R <= 2 ? 64 : 32;
+  int64_t j = 0;
+  for (; n - j >= kW; j += kW) tile<R, kW>(k, a, lda, b + j, ldb, c + j, ldc);
+  if constexpr (kW > 32) {
+    if (n - j >= 32) { tile<R, 32>(k, a, lda, b + j, ldb, c + j, ldc); j += 32; }
+  }
+  if (n - j >= 16) { tile<R, 16>(k, a, lda, b + j, ldb, c + j, ldc); j += 16; }
+  if (n - j >= 8) { tile<R, 8>(k, a, lda, b + j, ldb, c + j, ldc); j += 8; }
+  if (n - j >= 4) { tile<R, 4>(k, a, lda, b + j, ldb, c + j, ldc); j += 4; }
+  if (n - j >= 2) { tile<R, 2>(k, a, lda, b + j, ldb, c + j, ldc); j += 2; }
+  if (n - j >= 1) tile<R, 1>(k, a, lda, b + j, ldb, c + j, ldc);
+}
+
+[[gnu::always_inline]] inline void rows(int64_t n_rows, int64_t n, int64_t k, const float* a, int64_t lda,
                                         const float* b, int64_t ldb, float* c, int64_t ldc) {
   switch (n_rows) {
-    case 8: return tile<8, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    case 7: return tile<7, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    case 6: return tile<6, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    case 5: return tile<5, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    case 4: return tile<4, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    case 3: return tile<3, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    case 2: return tile<2, kFull>(k, w, a, lda, b, ldb, c, ldc);
-    default: return tile<1, kFull>(k, w, a, lda, b, ldb, c, ldc);
+    case 8: return row_block<8>(n, k, a, lda, b, ldb, c, ldc);
+    case 7: return row_block<7>(n, k, a, lda, b, ldb, c, ldc);
+    case 6: return row_block<6>(n, k, a, lda, b, ldb, c, ldc);
+    case 5: return row_block<5>(n, k, a, lda, b, ldb, c, ldc);
+    case 4: return row_block<4>(n, k, a, lda, b, ldb, c, ldc);
+    case 3: return row_block<3>(n, k, a, lda, b, ldb, c, ldc);
+    case 2: return row_block<2>(n, k, a, lda, b, ldb, c, ldc);
+    default: return row_block<1>(n, k, a, lda, b, ldb, c, ldc);
   }
 }
 
@@ -70,13 +100,56 @@ template <bool kFull>
 TF_GEMM_CLONES
 void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                  float* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; i += 8) {
-    const int64_t r = std::min<int64_t>(8, m - i);
-    for (int64_t j = 0; j < n; j += 32) {
-      if (n - j >= 32) rows<true>(r, k, 32, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
-      else rows<false>(r, k, n - j, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
-    }
+  for (int64_t i = 0; i < m; i += 8) rows(std::min<int64_t>(8, m - i), n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+}
+
+// beta = 0 semantics for k == 0: C is all zeros (C may hold garbage, even
+// NaN, so it is written, never scaled).
+template <typename T>
+void zero_c(int64_t m, int64_t n, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, static_cast<size_t>(n) * sizeof(T));
+}
+
+// The small loop runs single-threaded with no call overhead: it wins while
+// B stays in L2 and the product is too small for threads or a library's
+// packing to pay off.
+bool small_gemm_fits(int ta, int tb, int64_t m, int64_t n, int64_t k) {
+  return !ta && !tb && k * n <= kSmallGemmB && m * n * k <= kSmallGemmMacs;
+}
+
+// oneDNN's team for one call: the host's thread setting (runtime/threads.h)
+// when it has one, as compiled kernels get it, so that the evaluator and
+// compiled code split a product the same way; the caller's restored after.
+class OmpTeamScope {
+ public:
+  OmpTeamScope() {
+    const int want = num_threads();
+    if (want == 0) return;
+    const int have = omp_get_max_threads();
+    if (have == want) return;
+    omp_set_num_threads(want);
+    restore_ = have;
   }
+  ~OmpTeamScope() {
+    if (restore_ != 0) omp_set_num_threads(restore_);
+  }
+  OmpTeamScope(const OmpTeamScope&) = delete;
+  OmpTeamScope& operator=(const OmpTeamScope&) = delete;
+
+ private:
+  int restore_ = 0;  // 0: nothing to restore
+};
+
+// oneDNN's sgemm: row-major like ours, and it dispatches on CPUID features
+// rather than on a table of CPU models (Debian's OpenBLAS 0.3.21 falls back
+// to an SSE3 kernel on CPUs newer than it knows). It threads with the
+// OpenMP runtime (GNU's in Debian's build), bounded as above.
+// False when it refuses the arguments (it checks leading dimensions
+// strictly): the caller then uses the BLAS.
+bool onednn_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float* c, int64_t ldc) {
+  const OmpTeamScope team;
+  return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) == dnnl_success;
 }
 
 }  // namespace
@@ -84,14 +157,18 @@ void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
 void sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
            int64_t ldb, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (!ta && !tb && k * n <= kSmallGemmB) return small_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+  if (k == 0) return zero_c(m, n, c, ldc);
+  if (small_gemm_fits(ta, tb, m, n, k)) return small_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+  if (onednn_sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
   cblas_sgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a, ld(lda), b, ld(ldb), 0.0f, c, ld(ldc));
 }
 
+// oneDNN has no f64 GEMM: f64 stays on the BLAS.
 void dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
            int64_t ldb, double* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
+  if (k == 0) return zero_c(m, n, c, ldc);
   cblas_dgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0, a, ld(lda), b, ld(ldb), 0.0, c, ld(ldc));
 }

@@ -3,21 +3,34 @@
 // (core/compiler) both call it, so both backends compute a product in the
 // same order and agree bit for bit.
 //
-// f32 products whose B fits in L2 (k * n <= kSmallGemmB) and whose operands
-// are not transposed run a register-blocked loop (8 x 32 tiles of C, k
-// innermost, one FMA per product, compiled for AVX-512 / AVX2 / baseline
-// and chosen at load time); every other product goes to the BLAS. Why:
-// Debian's OpenBLAS 0.3.21 runs its AVX2 (Haswell) kernel on AVX-512 CPUs
-// and its per-call setup dominates small products — on one core of the
-// development machine it reaches ~110 GFLOP/s from 64^3 to 256^3, where the
-// tiled loop reaches ~230-250.
+// Which code computes a product (measured on the development machine, an
+// AVX-512 Xeon, with bench/gemm_libs.cc; the table is in docs/internals.md):
+//  * f32, operands not transposed, B in L2 (k * n <= kSmallGemmB) and at most
+//    kSmallGemmMacs multiply-adds (64^3): a register-blocked loop (8 x 32
+//    tiles of C, 64 columns for blocks of 1-2 rows, remainders as 16 / 8 /
+//    4 / 2 / 1-column tiles; k innermost, one FMA per product, compiled for
+//    AVX-512 / AVX2 / baseline and chosen at load time). No call overhead and no
+//    threads: up to 64^3 it matches or beats oneDNN on one core (tiny
+//    products 2-4x, where oneDNN's ~1 us per call dominates); past it oneDNN
+//    is as fast on one thread and uses the others.
+//  * every other f32 product: oneDNN's sgemm (AVX-512 kernels chosen from
+//    CPUID; threads from GNU OpenMP, bounded by runtime/threads.h). On this
+//    machine Debian's OpenBLAS 0.3.21 does not know the CPU model and runs
+//    its SSE3 kernel (~30 GFLOP/s at 1024^3 against oneDNN's ~155 per core);
+//    even with its AVX-512 kernel forced it packs all of B: 1.3-4x slower
+//    than oneDNN on decode shapes (M <= 16, K = N = 4096; 4x at M = 1).
+//  * f64: OpenBLAS (oneDNN has no f64 GEMM); also f32 when oneDNN refuses
+//    the arguments.
+// oneDNN may split k across threads, so a product's rounding can depend on
+// the thread count; both backends call this with the same one in a process.
 #pragma once
 
 #include <cstdint>
 
 namespace tf::runtime {
 
-constexpr int64_t kSmallGemmB = int64_t{1} << 17;  // k * n floats: 512 KiB of B
+constexpr int64_t kSmallGemmB = int64_t{1} << 17;     // k * n floats: 512 KiB of B
+constexpr int64_t kSmallGemmMacs = int64_t{1} << 18;  // m * n * k: 64^3
 
 // ta / tb: 1 when A (m x k) / B (k x n) is given transposed (column-major).
 void sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,

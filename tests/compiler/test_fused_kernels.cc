@@ -121,9 +121,9 @@ TEST_F(FusedKernels, SwiGlu) { check("swiglu", {{2, 3}, {2, 3}}, {{9, 40000}, {9
 TEST_F(FusedKernels, GeluTanh) { check("gelu_t", {{1, 1}}, {{100, 333}}); }
 TEST_F(FusedKernels, SoftMax) { check("smax", {{4, 9}}, {{70, 2048}}); }
 TEST_F(FusedKernels, MatMul) { check("mm", {{3, 4}, {4, 5}}, {{65, 33}, {33, 17}}); }
-// f32 MatMul whose B fits in L2 runs the prelude's register-blocked loop
-// (8 x 32 tiles): every row remainder 1..8 and column remainder, k from 1,
-// then a B too large for it (the BLAS) and transposed operands (the BLAS).
+// Small f32 MatMuls run runtime/gemm.h's register-blocked loop (8 x 32
+// tiles): every row remainder 1..8 and column remainder, k from 1, then a
+// B too large for it and transposed operands (oneDNN).
 TEST_F(FusedKernels, SmallMatMulTilesAndTheirRemainders) {
   for (int64_t m : {1, 7, 8, 9, 15, 23, 64})
     for (int64_t n : {1, 31, 32, 33, 100})

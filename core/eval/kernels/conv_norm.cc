@@ -1,4 +1,4 @@
-// ReLU, Sigmoid, Tanh, Conv2D (im2col + OpenBLAS gemm), LayerNorm, RoPE.
+// ReLU, Sigmoid, Tanh, Conv2D (im2col + runtime::sgemm / dgemm), LayerNorm, RoPE.
 // Each computes in compute_t<T> and rounds once per output element.
 
 #include <cmath>

@@ -33,7 +33,7 @@ void gemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, dou
 }
 
 // Batched a[..., M, K] @ b[..., K, N] with broadcast batch dims. f32 / f64 go
-// through OpenBLAS sgemm / dgemm; f16 / bf16 are widened to float, multiplied
+// through runtime::sgemm / dgemm; f16 / bf16 are widened to float, multiplied
 // with sgemm and rounded once (torch computes them with float accumulation).
 template <typename T>
 void matmul_typed(const NDArray& a, const NDArray& b, const NDArray& out) {
