@@ -3,6 +3,8 @@
 // projection, i32 / i64 positions, strided inputs, out-of-range positions)
 // and for f16 / bf16 inside the row ops (RMSNorm, SoftMax, LayerNorm) and
 // reductions, which compute in float and round where the evaluator rounds.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -78,6 +80,38 @@ def red16(x: Tensor[(N, E), f16]) -> tuple[Tensor[(N,), f16], Tensor[(N, 1), f16
 @func
 def redb16(x: Tensor[(N, E), bf16]) -> tuple[Tensor[(N,), bf16], Tensor[(N, 1), bf16]]:
     return sum(x, axes=-1, keepdim=False), mean(x * 2.0, axes=-1)
+
+@func
+def smax32(x: Tensor[(N, E), f32]) -> Tensor[(N, E), f32]:
+    return softmax(x)
+
+@func
+def gelu32(x: Tensor[(N, E), f32], y: Tensor[(N, E), f32]) -> tuple[Tensor[(N, E), f32], Tensor[(N, E), f32]]:
+    return gelu(x, approximate="tanh"), gelu(gelu(x * y, approximate="tanh"), approximate="tanh") * y + gelu(y, approximate="tanh")
+
+@func
+def gelu16(x: Tensor[(N, E), f16], y: Tensor[(N, E), f16]) -> tuple[Tensor[(N, E), f16], Tensor[(N, E), f16]]:
+    return gelu(x, approximate="tanh"), gelu(x, approximate="tanh") * y
+
+@func
+def gelub16(x: Tensor[(N, E), bf16]) -> Tensor[(N, E), bf16]:
+    return gelu(x, approximate="tanh")
+
+@func
+def narrow16(x: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f16], Tensor[(N,), bf16]]:
+    return cast(x, f16), cast(x, bf16)
+
+@func
+def widen16(h: Tensor[(N,), f16], b: Tensor[(N,), bf16]) -> tuple[Tensor[(N,), f32], Tensor[(N,), f32]]:
+    return cast(h, f32), cast(b, f32)
+
+@func
+def chain16(x: Tensor[(N,), f32], y: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f16], Tensor[(N,), bf16]]:
+    a = cast(x, f16)
+    b = cast(y, f16)
+    c = cast(x, bf16)
+    d = cast(y, bf16)
+    return (a * 3.0 + b) * b, (c * 3.0 + d) * d
 )";
 
 class RopeHalf : public ::testing::Test {
@@ -213,6 +247,112 @@ TEST_F(RopeHalf, HalfLayerNorm) {
   check("ln16", {{5, 129}, {129}, {129}});
   check("lnf16", {{9, 1024}, {1024}, {1024}});
 }
+// Rows past the float row SoftMax keeps in a stack buffer (kRowScratch,
+// 8192) take the other path; odd lengths leave chunk tails.
+TEST_F(RopeHalf, SoftMaxLongRows) {
+  check("smax32", {{3, 8193}});
+  check("smax32", {{2, 20000}});
+  check("smax32", {{5, 4099}});
+  check("smax16", {{2, 9000}});
+  check("smaxb16", {{3, 8192}});
+}
+// Gelu (tanh) in elementwise stages is computed a chunk at a time
+// (tf_gelu_tanh_n): lengths around the chunk and the vector width, nested
+// and repeated calls, strided inputs.
+TEST_F(RopeHalf, GeluChunks) {
+  for (int64_t e : {1, 15, 17, 255, 256, 257, 1000}) check("gelu32", {{3, e}, {3, e}});
+  check("gelu16", {{4, 300}, {4, 300}});
+  check("gelub16", {{4, 513}});
+  const ir::Function& f = fn("gelu32");
+  auto k = compiler::compile(f);
+  std::mt19937 rng(37);
+  NDArray wide = random_array(DType::kF32, {3, 600}, rng, 8.0);
+  std::vector<NDArray> in = {NDArray::view(wide, {3, 300}, {600, 2}), random_array(DType::kF32, {3, 300}, rng, 8.0)};
+  expect_agree(*k, *module_, f, in, "strided gelu");
+}
+
+// f16 / bf16 conversions and per-op roundings are the evaluator's bit for bit
+// (core/runtime/half.h, c10's): every f16 and bf16 code widened; narrowing
+// and op chains over floats chosen at the rounding boundaries, NaNs with
+// payloads of both signs, infinities, subnormals of both types, and a
+// spread of random bit patterns. The conversions run in chunks of 256
+// (F16C / AVX-512 where present) with a scalar tail: the lengths exercise both.
+std::vector<float> boundary_floats(std::mt19937& rng) {
+  std::vector<float> v;
+  auto bits = [](uint32_t u) { float f; std::memcpy(&f, &u, sizeof f); return f; };
+  for (uint32_t u : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u, 0x7F800001u,
+                     0xFF800001u, 0x7FFFFFFFu, 0xFFFFFFFFu, 0x7FC12345u, 0x00000001u, 0x807FFFFFu, 0x00800000u,
+                     0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F7F8000u, 0x3F808000u, 0x3F818000u, 0x3F80C000u})
+    v.push_back(bits(u));
+  for (float f : {65504.0f, 65519.99f, 65520.0f, 65536.0f, -65520.0f, 6.103515625e-05f, 6.1e-05f, 5.9604645e-08f,
+                  2.98e-08f, 2.9802322e-08f, -2.9802322e-08f, 8.940697e-08f, 1.0009766f, 1.00048828125f, 3.0f})
+    v.push_back(f);
+  // Halfway cases of both types: a representable value plus half its ulp.
+  for (int e = -30; e <= 20; ++e) {
+    const float base = std::ldexp(1.0f + 3.0f / 1024, e);
+    v.push_back(base + std::ldexp(1.0f, e - 11));
+    v.push_back(-(base + std::ldexp(1.0f, e - 8)));
+  }
+  for (int i = 0; i < 6000; ++i) v.push_back(bits(static_cast<uint32_t>(rng())));
+  return v;
+}
+NDArray floats(const std::vector<float>& v) {
+  NDArray a = NDArray::empty(DType::kF32, {static_cast<int64_t>(v.size())});
+  std::memcpy(a.data(), v.data(), v.size() * sizeof(float));
+  return a;
+}
+void expect_same_bits(const std::vector<NDArray>& got, const std::vector<NDArray>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const size_t bytes = static_cast<size_t>(want[i].numel()) * ir::dtype_bits(want[i].dtype()) / 8;
+    ASSERT_EQ(got[i].numel(), want[i].numel()) << what;
+    EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), bytes), 0) << what << ", output #" << i;
+    if (std::memcmp(got[i].data(), want[i].data(), bytes) == 0) continue;
+    for (int64_t j = 0; j < want[i].numel(); ++j) {
+      const size_t w = ir::dtype_bits(want[i].dtype()) / 8;
+      if (std::memcmp(static_cast<const char*>(got[i].data()) + j * w, static_cast<const char*>(want[i].data()) + j * w, w)) {
+        ADD_FAILURE() << what << ", output #" << i << ": first difference at element " << j;
+        break;
+      }
+    }
+  }
+}
+TEST_F(RopeHalf, HalfConversionsAreBitExact) {
+  std::mt19937 rng(41);
+  const std::vector<float> v = boundary_floats(rng);
+  {
+    const ir::Function& f = fn("narrow16");
+    auto k = compiler::compile(f);
+    for (size_t n : {v.size(), size_t{300}, size_t{17}}) {
+      std::vector<NDArray> in = {floats(std::vector<float>(v.begin(), v.begin() + static_cast<int64_t>(n)))};
+      expect_same_bits(run_native(*k, f, in), eval::evaluate(*module_, f, in), "narrow16 n=" + std::to_string(n));
+    }
+  }
+  {
+    const ir::Function& f = fn("widen16");
+    auto k = compiler::compile(f);
+    NDArray h = NDArray::empty(DType::kF16, {65536}), b = NDArray::empty(DType::kBF16, {65536});
+    for (uint32_t i = 0; i < 65536; ++i) {
+      static_cast<runtime::Half*>(h.data())[i].bits = static_cast<uint16_t>(i);
+      static_cast<runtime::BFloat16*>(b.data())[i].bits = static_cast<uint16_t>(i);
+    }
+    expect_same_bits(run_native(*k, f, {h, b}), eval::evaluate(*module_, f, {h, b}), "widen16");
+  }
+  {
+    const ir::Function& f = fn("chain16");
+    auto k = compiler::compile(f);
+    // No NaN operands: which of two NaNs an x86 operation returns depends
+    // on operand order, which the compiler may swap. (NaNs that operations
+    // make, inf - inf and the like, still pass through the roundings.)
+    std::vector<float> x = v;
+    for (float& e : x) e = e != e ? 1.5f : e;
+    std::vector<float> w = x;
+    std::shuffle(w.begin(), w.end(), rng);
+    std::vector<NDArray> in = {floats(x), floats(w)};
+    expect_same_bits(run_native(*k, f, in), eval::evaluate(*module_, f, in), "chain16");
+  }
+}
+
 TEST_F(RopeHalf, HalfReductions) {
   check("red16", {{6, 17}});
   check("red16", {{6, 700}});
