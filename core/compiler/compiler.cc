@@ -11,6 +11,7 @@
 #include "core/compiler/toolchain.h"
 #include "core/ir/error.h"
 #include "core/runtime/buffer_pool.h"
+#include "core/runtime/threads.h"
 #include "core/runtime/gemm.h"
 #include "core/sema/dispatch.h"
 
@@ -157,7 +158,7 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
   int64_t info[kInfoSize] = {0, 0, 0, 0};
   RuntimeTable rt = kRuntime;
   rt.info = info;
-  ThreadCountScope threads(*lib_);
+  const runtime::OmpTeamScope threads(lib_->omp_get_max_threads, lib_->omp_set_num_threads);
   switch (entry_(ptrs.data(), shapes.data(), strides.data(), &rt)) {
     case 0: return;
     case kErrDivByZero: ir::fail(ir::ErrorKind::kRuntime, "'div': integer division by zero");

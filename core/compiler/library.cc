@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include "core/ir/error.h"
-#include "core/runtime/threads.h"
 
 namespace tf::compiler {
 
@@ -25,19 +24,5 @@ Library::~Library() {
 }
 
 void* Library::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
-
-ThreadCountScope::ThreadCountScope(const Library& lib) {
-  const int want = runtime::num_threads();
-  if (want == 0 || lib.omp_set_num_threads == nullptr) return;
-  const int have = lib.omp_get_max_threads();
-  if (have == want) return;
-  set_ = lib.omp_set_num_threads;
-  set_(want);
-  restore_ = have;
-}
-
-ThreadCountScope::~ThreadCountScope() {
-  if (restore_ != 0) set_(restore_);
-}
 
 }  // namespace tf::compiler

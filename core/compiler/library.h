@@ -29,20 +29,4 @@ class Library {
   void* handle_ = nullptr;
 };
 
-// For one call of a library's code on the calling thread: sets its OpenMP
-// team size to runtime::num_threads() (when set and different) and restores
-// the caller's on destruction, so the caller's own OpenMP regions are
-// unaffected.
-class ThreadCountScope {
- public:
-  explicit ThreadCountScope(const Library& lib);
-  ~ThreadCountScope();
-  ThreadCountScope(const ThreadCountScope&) = delete;
-  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
-
- private:
-  void (*set_)(int) = nullptr;
-  int restore_ = 0;  // 0: nothing to restore
-};
-
 }  // namespace tf::compiler

@@ -105,8 +105,13 @@ bool map_block(Buffer* b, size_t length) {
   return true;
 }
 
-void unmap_block(Buffer* b) {
-  munmap(b->map_base, b->map_length);
+// Gives b's memory back: its mapping (pooled) or to malloc (small).
+void destroy(Buffer* b) {
+  if (b->map_base != nullptr) {
+    munmap(b->map_base, b->map_length);
+  } else {
+    std::free(b->data);
+  }
   delete b;
 }
 
@@ -126,20 +131,12 @@ class Pool {
       std::lock_guard<std::mutex> lock(mu_);
       if (b == nullptr || live_.erase(b) == 0) return;
       if (b->map_base == nullptr) {
-        std::free(b->data);
-        delete b;
-        return;
-      }
-      stats_.bytes_in_use -= b->bytes;
-      if (b->bytes > limit_) {
-        evicted.push_back(b);
+        evicted.push_back(b);  // small: malloc'ed, freed below, outside the lock
       } else {
-        keep(b);
-        evict_to(limit_, &evicted);
+        keep_or_evict(b, &evicted);
       }
-      for (Buffer* e : evicted) stats_.bytes_released += e->bytes;
     }
-    for (Buffer* e : evicted) unmap_block(e);
+    for (Buffer* e : evicted) destroy(e);
   }
 
   bool is_live(const Buffer* b) {
@@ -162,6 +159,20 @@ class Pool {
   void empty() { trim(0, /*new_limit=*/false); }
 
  private:
+  // Under mu_: caches the pooled block b, or hands it (and what it pushes
+  // past the limit) to *evicted.
+  void keep_or_evict(Buffer* b, std::vector<Buffer*>* evicted) {
+    stats_.bytes_in_use -= b->bytes;
+    if (b->bytes > limit_) {
+      evicted->push_back(b);
+    } else {
+      keep(b);
+      evict_to(limit_, evicted);
+    }
+    for (Buffer* e : *evicted) stats_.bytes_released += e->bytes;
+  }
+
+
   Buffer* allocate_small(size_t bytes) {
     const size_t n = std::max(round_up(bytes, kSmallAlignment), kSmallAlignment);
     void* p = std::aligned_alloc(kSmallAlignment, n);
@@ -252,7 +263,7 @@ class Pool {
       evict_to(bytes, &evicted);
       for (Buffer* e : evicted) stats_.bytes_released += e->bytes;
     }
-    for (Buffer* e : evicted) unmap_block(e);
+    for (Buffer* e : evicted) destroy(e);
   }
 
   std::mutex mu_;

@@ -117,38 +117,17 @@ bool small_gemm_fits(int ta, int tb, int64_t m, int64_t n, int64_t k) {
   return !ta && !tb && k * n <= kSmallGemmB && m * n * k <= kSmallGemmMacs;
 }
 
-// oneDNN's team for one call: the host's thread setting (runtime/threads.h)
-// when it has one, as compiled kernels get it, so that the evaluator and
-// compiled code split a product the same way; the caller's restored after.
-class OmpTeamScope {
- public:
-  OmpTeamScope() {
-    const int want = num_threads();
-    if (want == 0) return;
-    const int have = omp_get_max_threads();
-    if (have == want) return;
-    omp_set_num_threads(want);
-    restore_ = have;
-  }
-  ~OmpTeamScope() {
-    if (restore_ != 0) omp_set_num_threads(restore_);
-  }
-  OmpTeamScope(const OmpTeamScope&) = delete;
-  OmpTeamScope& operator=(const OmpTeamScope&) = delete;
-
- private:
-  int restore_ = 0;  // 0: nothing to restore
-};
-
 // oneDNN's sgemm: row-major like ours, and it dispatches on CPUID features
 // rather than on a table of CPU models (Debian's OpenBLAS 0.3.21 falls back
 // to an SSE3 kernel on CPUs newer than it knows). It threads with the
-// OpenMP runtime (GNU's in Debian's build), bounded as above.
+// OpenMP runtime (GNU's in Debian's build), on the host's thread setting
+// (runtime/threads.h) as compiled kernels are, so that the evaluator and
+// compiled code split a product the same way.
 // False when it refuses the arguments (it checks leading dimensions
 // strictly): the caller then uses the BLAS.
 bool onednn_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                   int64_t ldb, float* c, int64_t ldc) {
-  const OmpTeamScope team;
+  const OmpTeamScope team(omp_get_max_threads, omp_set_num_threads);
   return dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) == dnnl_success;
 }
 

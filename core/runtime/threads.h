@@ -15,4 +15,21 @@ namespace tf::runtime {
 void set_num_threads(int n);
 int num_threads();  // the setting; 0 when unset
 
+// For one call into code parallelized by an OpenMP runtime, given by its
+// team-size controls (null: the code links none, nothing to do): sets the
+// calling thread's team size to num_threads() when set and different, and
+// restores the caller's on destruction, so the caller's own OpenMP regions
+// are unaffected.
+class OmpTeamScope {
+ public:
+  OmpTeamScope(int (*get_max_threads)(), void (*set_num_threads)(int));
+  ~OmpTeamScope();
+  OmpTeamScope(const OmpTeamScope&) = delete;
+  OmpTeamScope& operator=(const OmpTeamScope&) = delete;
+
+ private:
+  void (*set_)(int) = nullptr;
+  int restore_ = 0;  // 0: nothing to restore
+};
+
 }  // namespace tf::runtime
