@@ -34,6 +34,8 @@ class Kernel {
   size_t num_outputs() const { return outputs_.size(); }
   const std::string& input_name(size_t i) const { return fn_->params().at(i)->name(); }
   const ir::TensorType& input_type(size_t i) const { return *inputs_.at(i); }
+  const ir::TensorType& output_type(size_t i) const { return *outputs_.at(i); }
+  const ir::Function& function() const { return *fn_; }
 
   // Binds concrete inputs against the signature (count, dtype, rank, static
   // extents, DimVar ranges) and returns the outputs' concrete descriptions.

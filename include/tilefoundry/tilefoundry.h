@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 3
+#define TF_VERSION_MINOR 4
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
@@ -168,6 +168,67 @@ TF_API tf_status tf_kernel_retain(tf_kernel k);
 TF_API void tf_kernel_release(tf_kernel k);
 
 TF_API void tf_string_free(char* s);
+
+/* --- shapes as data ----------------------------------------------------- */
+/* The signature's shape rules, for computing output shapes (symbolic ones
+ * included) without inputs and without parsing tf_module_signature's text.
+ *
+ * A dim program is a postfix (RPN) program of int64 words computing one
+ * extent from the kernel's input extents: an opcode word, then its operand
+ * words. Evaluate it on a stack of int64; the result is the one value left.
+ * Every DimVar is read at the input axis that binds it (its first occurrence,
+ * in input then axis order), so a program names no DimVar. Since 0.4. */
+typedef enum tf_dim_op {
+  TF_DIM_OP_PUSH_CONST = 1,        /* operand c: pushes c */
+  TF_DIM_OP_PUSH_INPUT_EXTENT = 2, /* operands input, axis: pushes that input's extent on axis */
+  TF_DIM_OP_ADD = 3,               /* pops b, then a; pushes a + b */
+  TF_DIM_OP_SUB = 4,               /* a - b */
+  TF_DIM_OP_MUL = 5,               /* a * b */
+  TF_DIM_OP_FLOORDIV = 6,          /* floor(a / b); b == 0 fails the kernel (TF_ERR_RUNTIME) */
+  TF_DIM_OP_MOD = 7,               /* a - floor(a / b) * b; b == 0 fails the kernel */
+  TF_DIM_OP_MIN = 8,               /* min(a, b) */
+  TF_DIM_OP_MAX = 9                /* max(a, b) */
+} tf_dim_op;
+
+/* What binding requires of one input axis (every run checks these). Since 0.4. */
+typedef enum tf_axis_rule {
+  TF_AXIS_STATIC = 1,        /* the extent must equal `value` */
+  TF_AXIS_BINDS_DIMVAR = 2,  /* a DimVar's first occurrence: the extent binds it, in [lo, hi) */
+  TF_AXIS_EQUALS_DIMVAR = 3, /* a later occurrence: in [lo, hi) and equal to the extent of
+                                input dimvar_input, axis dimvar_axis (where it is bound) */
+  TF_AXIS_EXPR = 4           /* the extent must equal its program (tf_kernel_input_extent) */
+} tf_axis_rule;
+
+/* Zero-initialize, set struct_size = sizeof(tf_input_axis); fields are only
+ * ever appended. A smaller (older) struct is filled as far as it goes; on
+ * return struct_size is the number of bytes this library filled. Since 0.4. */
+typedef struct tf_input_axis {
+  uint32_t struct_size;
+  int32_t rule;         /* a tf_axis_rule */
+  int64_t value;        /* TF_AXIS_STATIC: the extent; else 0 */
+  int64_t lo;           /* the DimVar rules: the DimVar's range [lo, hi); else 0 and 0 */
+  int64_t hi;
+  int64_t dimvar_input; /* the DimVar rules: the input and axis that bind the DimVar */
+  int64_t dimvar_axis;  /* (for TF_AXIS_BINDS_DIMVAR this axis itself); else -1 and -1 */
+} tf_input_axis;
+
+/* dtype and rank of output i as declared by the signature (no inputs needed). Since 0.4. */
+TF_API tf_status tf_kernel_output_type(tf_kernel k, size_t i, DLDataType* dtype, int32_t* ndim);
+/* The rule binding applies to input i's axis `axis` (axis < its rank). Since 0.4. */
+TF_API tf_status tf_kernel_input_axis(tf_kernel k, size_t i, size_t axis, tf_input_axis* out);
+/* Dim programs, with the caller-provided buffer protocol: capacity 0 (program
+ * may then be NULL) only sets *length to the program's length in words; a
+ * capacity >= that length receives the program and *length; a smaller one is
+ * TF_ERR_INVALID_ARGUMENT and nothing is written.
+ * tf_kernel_input_extent: the value binding requires of input i's axis (for
+ * the axis that binds a DimVar, that axis itself). tf_kernel_output_extent:
+ * output i's extent on axis; a value below 0 fails the kernel (TF_ERR_RUNTIME).
+ * An extent over a DimVar that no input axis binds is TF_ERR_UNSUPPORTED
+ * (such a kernel fails on every input). Since 0.4. */
+TF_API tf_status tf_kernel_input_extent(tf_kernel k, size_t i, size_t axis, int64_t* program,
+                                        size_t capacity, size_t* length);
+TF_API tf_status tf_kernel_output_extent(tf_kernel k, size_t i, size_t axis, int64_t* program,
+                                         size_t capacity, size_t* length);
 
 /* --- output memory ------------------------------------------------------ */
 /* tf_kernel_call and the torch operators hand out outputs from a caching

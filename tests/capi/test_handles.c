@@ -31,7 +31,11 @@ static void check_bad_kernel(tf_kernel k) {
   int32_t i32 = -1;
   size_t n = 99;
   const char* s = NULL;
+  int64_t words[4] = {0, 0, 0, 0};
+  tf_input_axis axis;
 
+  memset(&axis, 0, sizeof axis);
+  axis.struct_size = sizeof axis;
   in[0] = tf_test_tensor(x, f32, 2, xs);
   in[1] = tf_test_tensor(w, f32, 1, ws);
   out[0] = tf_test_tensor(y, f32, 2, xs);
@@ -49,6 +53,11 @@ static void check_bad_kernel(tf_kernel k) {
   CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_INVALID_HANDLE, NOT_LIVE);
   CHECK_STATUS(tf_kernel_call(k, in, 2, managed, 1), TF_ERR_INVALID_HANDLE, NOT_LIVE);
   CHECK_STATUS(tf_kernel_retain(k), TF_ERR_INVALID_HANDLE, NOT_LIVE);
+  CHECK_STATUS(tf_kernel_output_type(k, 0, &dt, &i32), TF_ERR_INVALID_HANDLE, NOT_LIVE);
+  CHECK_STATUS(tf_kernel_input_axis(k, 0, 0, &axis), TF_ERR_INVALID_HANDLE, NOT_LIVE);
+  CHECK_STATUS(tf_kernel_input_extent(k, 0, 0, words, 4, &n), TF_ERR_INVALID_HANDLE, NOT_LIVE);
+  CHECK_STATUS(tf_kernel_output_extent(k, 0, 0, words, 4, &n), TF_ERR_INVALID_HANDLE, NOT_LIVE);
+  CHECK(axis.rule == 0 && words[0] == 0);
   CHECK(i32 == -1 && n == 99 && s == NULL && managed[0] == NULL);
   CHECK(tf_test_untouched(y, sizeof y) && tf_test_untouched(shape, sizeof shape));
   tf_kernel_release(k); /* ignored, not freed twice */

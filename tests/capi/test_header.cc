@@ -23,6 +23,23 @@ static_assert(offsetof(tf_memory_stats, cache_limit) == 32, "cache_limit offset 
 static_assert(offsetof(tf_memory_stats, bytes_released) == 56, "bytes_released offset is ABI");
 static_assert(std::is_trivial<tf_memory_stats>::value, "C layout");
 
+static_assert(sizeof(tf_input_axis) == 48, "tf_input_axis size is ABI");
+static_assert(offsetof(tf_input_axis, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(tf_input_axis, rule) == 4, "rule offset is ABI");
+static_assert(offsetof(tf_input_axis, value) == 8, "value offset is ABI");
+static_assert(offsetof(tf_input_axis, lo) == 16, "lo offset is ABI");
+static_assert(offsetof(tf_input_axis, hi) == 24, "hi offset is ABI");
+static_assert(offsetof(tf_input_axis, dimvar_input) == 32, "dimvar_input offset is ABI");
+static_assert(offsetof(tf_input_axis, dimvar_axis) == 40, "dimvar_axis offset is ABI");
+static_assert(std::is_trivial<tf_input_axis>::value, "C layout");
+static_assert(TF_DIM_OP_PUSH_CONST == 1 && TF_DIM_OP_PUSH_INPUT_EXTENT == 2 && TF_DIM_OP_ADD == 3 &&
+                  TF_DIM_OP_SUB == 4 && TF_DIM_OP_MUL == 5 && TF_DIM_OP_FLOORDIV == 6 &&
+                  TF_DIM_OP_MOD == 7 && TF_DIM_OP_MIN == 8 && TF_DIM_OP_MAX == 9,
+              "dim program opcodes are ABI");
+static_assert(TF_AXIS_STATIC == 1 && TF_AXIS_BINDS_DIMVAR == 2 && TF_AXIS_EQUALS_DIMVAR == 3 &&
+                  TF_AXIS_EXPR == 4,
+              "input axis rules are ABI");
+
 // DLPack 1.0's versioned managed tensor: our compat declaration (or the
 // installed dlpack.h's) must have upstream's LP64 layout exactly.
 static_assert(sizeof(DLTensor) == 48, "DLTensor size");
@@ -68,6 +85,12 @@ static_assert(std::is_same<decltype(&tf_kernel_call_versioned),
               "tf_kernel_call_versioned signature");
 static_assert(std::is_same<decltype(&tf_abi_version), uint32_t (*)()>::value,
               "tf_abi_version signature");
+static_assert(std::is_same<decltype(&tf_kernel_input_axis),
+                           tf_status (*)(tf_kernel, size_t, size_t, tf_input_axis*)>::value,
+              "tf_kernel_input_axis signature");
+static_assert(std::is_same<decltype(&tf_kernel_output_extent),
+                           tf_status (*)(tf_kernel, size_t, size_t, int64_t*, size_t, size_t*)>::value,
+              "tf_kernel_output_extent signature");
 
 int main() {
   int failed = tf_abi_version() == static_cast<uint32_t>(TF_ABI_VERSION) ? 0 : 1;

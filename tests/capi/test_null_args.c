@@ -46,6 +46,11 @@ static void test_kernel_describe(tf_module m, tf_kernel k) {
   const char* s = NULL;
   size_t n = 99;
   DLDataType dt;
+  int64_t words[4] = {0, 0, 0, 0};
+  tf_input_axis axis;
+
+  memset(&axis, 0, sizeof axis);
+  axis.struct_size = sizeof axis;
 
   CHECK_STATUS(tf_kernel_compile(NULL, "rmsnorm", NULL, &out), TF_ERR_INVALID_ARGUMENT,
                NULL_HANDLE);
@@ -68,6 +73,25 @@ static void test_kernel_describe(tf_module m, tf_kernel k) {
   CHECK_STATUS(tf_kernel_input_desc(k, 0, &dt, NULL), TF_ERR_INVALID_ARGUMENT, "ndim is NULL");
   CHECK(backend == -1 && s == NULL && n == 99 && ndim == -1);
   CHECK_STATUS(tf_kernel_retain(NULL), TF_ERR_INVALID_ARGUMENT, NULL_HANDLE);
+
+  CHECK_STATUS(tf_kernel_output_type(NULL, 0, &dt, &ndim), TF_ERR_INVALID_ARGUMENT, NULL_HANDLE);
+  CHECK_STATUS(tf_kernel_output_type(k, 0, NULL, &ndim), TF_ERR_INVALID_ARGUMENT, "dtype is NULL");
+  CHECK_STATUS(tf_kernel_output_type(k, 0, &dt, NULL), TF_ERR_INVALID_ARGUMENT, "ndim is NULL");
+  CHECK_STATUS(tf_kernel_input_axis(NULL, 0, 0, &axis), TF_ERR_INVALID_ARGUMENT, NULL_HANDLE);
+  CHECK_STATUS(tf_kernel_input_axis(k, 0, 0, NULL), TF_ERR_INVALID_ARGUMENT, "out is NULL");
+  CHECK_STATUS(tf_kernel_input_extent(NULL, 0, 0, words, 4, &n), TF_ERR_INVALID_ARGUMENT,
+               NULL_HANDLE);
+  CHECK_STATUS(tf_kernel_input_extent(k, 0, 0, NULL, 4, &n), TF_ERR_INVALID_ARGUMENT,
+               "program is NULL");
+  CHECK_STATUS(tf_kernel_input_extent(k, 0, 0, words, 4, NULL), TF_ERR_INVALID_ARGUMENT,
+               "length is NULL");
+  CHECK_STATUS(tf_kernel_output_extent(NULL, 0, 0, words, 4, &n), TF_ERR_INVALID_ARGUMENT,
+               NULL_HANDLE);
+  CHECK_STATUS(tf_kernel_output_extent(k, 0, 0, NULL, 4, &n), TF_ERR_INVALID_ARGUMENT,
+               "program is NULL");
+  CHECK_STATUS(tf_kernel_output_extent(k, 0, 0, words, 4, NULL), TF_ERR_INVALID_ARGUMENT,
+               "length is NULL");
+  CHECK(ndim == -1 && n == 99 && axis.rule == 0 && words[0] == 0);
   tf_kernel_release(NULL); /* a no-op */
 }
 

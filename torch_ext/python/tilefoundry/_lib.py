@@ -32,6 +32,12 @@ class MemoryStats(ctypes.Structure):
                                              "cache_limit", "hits", "misses", "bytes_released")]
 
 
+class InputAxis(ctypes.Structure):
+    """tf_input_axis: what binding requires of one input axis (since 0.4)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("rule", ctypes.c_int32)] + [
+        (name, ctypes.c_int64) for name in ("value", "lo", "hi", "dimvar_input", "dimvar_axis")]
+
+
 def lib_dirs():
     """Directories searched for the shared libraries, in order."""
     here = Path(__file__).resolve().parent
@@ -92,6 +98,13 @@ _PROTOTYPES = {
     "tf_memory_empty_cache": (ctypes.c_int, []),
     "tf_set_num_threads": (ctypes.c_int, [ctypes.c_int32]),
     "tf_get_num_threads": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
+    "tf_kernel_output_type": (ctypes.c_int, [_P, _SZ, ctypes.POINTER(DLDataType),
+                                             ctypes.POINTER(ctypes.c_int32)]),
+    "tf_kernel_input_axis": (ctypes.c_int, [_P, _SZ, _SZ, ctypes.POINTER(InputAxis)]),
+    "tf_kernel_input_extent": (ctypes.c_int, [_P, _SZ, _SZ, ctypes.POINTER(ctypes.c_int64), _SZ,
+                                              _PSZ]),
+    "tf_kernel_output_extent": (ctypes.c_int, [_P, _SZ, _SZ, ctypes.POINTER(ctypes.c_int64), _SZ,
+                                               _PSZ]),
 }
 
 _lib = None

@@ -92,6 +92,18 @@ class Kernel:
         _lib.check(status, self.name)
 
 
+    def shape_program(self):
+        """The signature's shape rules as data (shape_program.ShapeProgram):
+        per input its dtype and what binding requires of each axis, per
+        output its dtype and each extent as a program over the input
+        extents. Read from the library once, then cached."""
+        cached = getattr(self, "_shape_program", None)
+        if cached is None:
+            from . import shape_program
+            cached = shape_program.load(self._handle, self.name, self.num_inputs, self.num_outputs)
+            self._shape_program = cached
+        return cached
+
 def _dl_array(borrowed):
     """A C array of DLTensor structs (shallow copies: data/shape/strides still borrowed)."""
     arr = (DLTensor * max(len(borrowed), 1))()

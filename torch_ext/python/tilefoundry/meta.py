@@ -1,83 +1,103 @@
 """Meta kernels for torch.ops.tilefoundry.*: output shapes from HIR shape
 inference, reached only through the C ABI.
 
-* Concrete sizes (eager meta tensors, torch 1.13, static tracing): the
-  output description is tf_kernel_output_desc's answer, so binding checks
-  (dtype, rank, static extents, DimVar ranges) are exactly the real kernel's.
+* Concrete sizes (eager meta tensors, torch 1.13, static tracing): each
+  output's description is tf_kernel_output_desc's answer. Rationale: that
+  call binds the inputs exactly as the CPU kernel does, so the Meta kernel
+  accepts and rejects exactly what the kernel does, with the kernel's own
+  messages (dtype, rank, static extents, DimVar ranges, a zero divisor or a
+  negative output extent), for one C call per output.
 * Symbolic sizes (torch 2.x FakeTensors under torch.compile(dynamic=True)):
   tf_kernel_output_desc needs integers, and calling it on the SymInts' hints
-  would specialize the graph. Instead the kernel's typed signature
-  (tf_module_signature: the return type HIR inferred, with dim expressions
-  in DSL syntax) is evaluated over the SymInts: each DimVar is bound from the
-  first parameter axis that is exactly that DimVar, and `+ - * // %`,
-  dim_min / dim_max become SymInt arithmetic. The result is a symbolic output
-  size, so one graph serves every sequence length.
+  would specialize the graph. Instead the kernel's shape program
+  (Kernel.shape_program: the signature's rules as data) is evaluated over
+  the SymInts. Every rule binding applies to an input axis becomes a
+  torch._check — a guard or a runtime assert of the compiled graph, not a
+  specialization — and each output extent is its program run in SymInt
+  arithmetic (torch.sym_min / sym_max for MIN / MAX). The output sizes stay
+  symbolic, so one graph serves every sequence length.
 """
-import ast
-import re
+import operator
 
-_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-           "i8": "int8", "i32": "int32", "i64": "int64", "bool": "bool"}
-
-
-def _split_dims(text):
-    """'(N * 2) + 1, 4' -> ['(N * 2) + 1', '4'] (commas inside calls kept)."""
-    dims, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            dims.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch in "([" and 1 or (ch in ")]" and -1 or 0)
-        cur += ch
-    if cur.strip():
-        dims.append(cur.strip())
-    return dims
+from . import dtypes
+from . import shape_program as sp
+from .errors import TileFoundryError
 
 
-def _tensors(text):
-    """Every Tensor[(dims), dtype ...] in text, in order, as (dims, dtype)."""
-    out, i = [], 0
-    while (i := text.find("Tensor[(", i)) >= 0:
-        start = i = i + len("Tensor[(")
-        depth = 1
-        while depth:
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            i += 1
-        dtype = re.match(r",\s*(\w+)", text[i:]).group(1)
-        out.append((_split_dims(text[start:i - 1]), dtype))
-    return out
-
-
-def parse_signature(sig):
-    """'def f(x: Tensor[(N, 4), f32], ...) -> T' -> (params, results), each a
-    list of (dim expression strings, dtype name)."""
-    head, _, ret = sig.partition(") -> ")
-    return _tensors(head), _tensors(ret)
-
-
-def _eval_dim(expr, env):
-    """Evaluates a DSL dim expression over ints or SymInts."""
+def _check(cond, message):
+    """torch._check where torch has it (it understands symbolic conditions),
+    a plain RuntimeError otherwise (torch 1.x, where sizes are ints)."""
     import torch
-    smin = getattr(torch, "sym_min", min)
-    smax = getattr(torch, "sym_max", max)
-    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-           ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
-           ast.Mod: lambda a, b: a % b}
-    def ev(node):
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            return env[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in ops:
-            return ops[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("dim_min", "dim_max"):
-            a, b = (ev(x) for x in node.args)
-            return (smin if node.func.id == "dim_min" else smax)(a, b)
-        raise KeyError(ast.dump(node))
-    return ev(ast.parse(expr, mode="eval"))
+    if hasattr(torch, "_check"):
+        torch._check(cond, message)
+    elif not cond:
+        raise RuntimeError(message())
+
+
+def _symbolic_ops():
+    """The binary opcodes over ints or SymInts: min / max that stay
+    symbolic, and a divisor checked to be nonzero (the kernel's run-time
+    error) rather than specialized."""
+    import torch
+
+    def nonzero_divisor(op):
+        def apply(a, b):
+            _check(b != 0, lambda: "shape expression divides by zero")
+            return op(a, b)
+        return apply
+    return {**sp.INT_OPS,
+            sp.FLOORDIV: nonzero_divisor(operator.floordiv), sp.MOD: nonzero_divisor(operator.mod),
+            sp.MIN: getattr(torch, "sym_min", min), sp.MAX: getattr(torch, "sym_max", max)}
+
+
+def _check_axis(where, axis, rule, shapes, size, ops):
+    """Checks one input axis against its rule, as the kernel's binding does."""
+    if rule.rule in (sp.BINDS_DIMVAR, sp.EQUALS_DIMVAR):
+        def outside():
+            return (f"{where}: axis {axis} = {size} is outside its DimVar's range "
+                    f"[{rule.lo}, {rule.hi})")
+        _check(size >= rule.lo, outside)
+        _check(size < rule.hi, outside)
+    if rule.rule == sp.BINDS_DIMVAR:
+        return  # its program is the axis itself
+    want = sp.evaluate(rule.program, shapes, ops)
+    if rule.rule == sp.EQUALS_DIMVAR:
+        a, x = rule.dimvar
+        _check(size == want, lambda: f"{where}: axis {axis} is {size}, but the DimVar it names "
+                                     f"is {want} from argument #{a} axis {x}")
+    else:
+        _check(size == want, lambda: f"{where}: axis {axis} must be {want}, but got {size}")
+
+
+def symbolic_outputs(kernel, tensors):
+    """[(shape, dtype name)] of the kernel's outputs for these input tensors,
+    from its shape program, after checking every rule of the kernel's binding
+    (with torch._check where torch has it). The sizes may be ints or SymInts."""
+    program = kernel.shape_program()
+    if len(tensors) != len(program.inputs):
+        raise TileFoundryError("TF_ERR_INVALID_ARGUMENT", f"'{kernel.name}' takes "
+                               f"{len(program.inputs)} input tensor(s), but got {len(tensors)}")
+    ops = _symbolic_ops()
+    shapes = [tuple(t.shape) for t in tensors]
+    names = kernel.input_names()
+    for i, (rule, t) in enumerate(zip(program.inputs, tensors)):
+        where = f"'{kernel.name}' argument #{i} ({names[i]})"
+        if dtypes.name_from_torch(t.dtype) != rule.dtype:
+            raise TileFoundryError("TF_ERR_INVALID_ARGUMENT",
+                                   f"{where}: dtype must be {rule.dtype}, but got {t.dtype}")
+        if len(shapes[i]) != len(rule.axes):
+            raise TileFoundryError("TF_ERR_INVALID_ARGUMENT", f"{where}: rank must be "
+                                   f"{len(rule.axes)}, but got shape {list(shapes[i])}")
+        for axis, axis_rule in enumerate(rule.axes):
+            _check_axis(where, axis, axis_rule, shapes, shapes[i][axis], ops)
+    outputs = []
+    for o, rule in enumerate(program.outputs):
+        shape = [sp.evaluate(p, shapes, ops) for p in rule.extents]
+        for axis, extent in enumerate(shape):
+            _check(extent >= 0, lambda: f"'{kernel.name}' output #{o} axis {axis}: "
+                                        f"extent evaluates to {extent}")
+        outputs.append((shape, rule.dtype))
+    return outputs
 
 
 def _is_symbolic(tensors):
@@ -86,51 +106,16 @@ def _is_symbolic(tensors):
     return sym is not None and any(isinstance(s, sym) for t in tensors for s in t.shape)
 
 
-def _check_axis(ok, arg, axis, want, got):
-    """torch._check where torch has it (2.x): over SymInts it becomes a guard
-    or a runtime assert of the compiled graph instead of a specialization."""
-    import torch
-    check = getattr(torch, "_check", None)
-    msg = lambda: f"argument #{arg} axis {axis} must be {want}, but got {got}"  # noqa: E731
-    if check is not None:
-        check(ok, msg)
-    elif not ok:
-        raise RuntimeError(msg())
-
-
-def symbolic_shapes(signature, tensors):
-    """Output (shape, dtype name) list for these input tensors, by evaluating
-    the signature; raises KeyError when a DimVar cannot be bound. Static
-    extents and repeated DimVars of the inputs are checked like the kernel's
-    binding does (DimVar ranges are not: the signature does not carry them)."""
-    params, results = parse_signature(signature)
-    env = {}
-    for arg, ((dims, _), t) in enumerate(zip(params, tensors)):
-        for axis, (d, size) in enumerate(zip(dims, t.shape)):
-            if re.fullmatch(r"[A-Za-z_]\w*", d):
-                if d not in env:
-                    env[d] = size
-                else:
-                    _check_axis(size == env[d], arg, axis, d, size)
-            elif re.fullmatch(r"\d+", d):
-                _check_axis(size == int(d), arg, axis, d, size)
-    return [([_eval_dim(d, env) for d in dims], dt) for dims, dt in results]
-
-
 class _Described:
     """A data-less CPU DLTensor describing a (meta) tensor's dtype and shape:
     all tf_kernel_output_desc reads."""
 
     def __init__(self, t):
         import ctypes
-        import torch
-        from ._dlpack import (KDL_BFLOAT, KDL_CPU, KDL_FLOAT, KDL_INT, KDL_UINT, DLDataType,
-                              DLTensor)
-        codes = {torch.float32: (KDL_FLOAT, 32), torch.float16: (KDL_FLOAT, 16),
-                 torch.float64: (KDL_FLOAT, 64), torch.bfloat16: (KDL_BFLOAT, 16),
-                 torch.int8: (KDL_INT, 8), torch.int32: (KDL_INT, 32),
-                 torch.int64: (KDL_INT, 64), torch.bool: (KDL_UINT, 8)}
-        code, bits = codes.get(t.dtype, (255, 0))  # unknown: the C side reports it
+        from ._dlpack import KDL_CPU, DLDataType, DLTensor
+        name = dtypes.name_from_torch(t.dtype)
+        # An unknown dtype gets a code no dtype has: the C side reports it.
+        code, bits = dtypes.dl_from_name(name) if name else (255, 0)
         self.shape = (ctypes.c_int64 * max(t.dim(), 1))(*[int(s) for s in t.shape])
         self.tensor = DLTensor()
         self.tensor.device.device_type = KDL_CPU
@@ -139,17 +124,14 @@ class _Described:
         self.tensor.shape = self.shape
 
 
-def meta_impl(kernel, signature):
+def meta_impl(kernel):
     """The Meta kernel of one registered op."""
     import torch
 
     def impl(*tensors):
         if _is_symbolic(tensors):
-            if signature is None:
-                raise NotImplementedError(f"{kernel.name}: symbolic sizes need the kernel's "
-                                          "signature (compile it through Module.compile)")
-            outs = [torch.empty(shape, dtype=getattr(torch, _DTYPES[dt]), device="meta")
-                    for shape, dt in symbolic_shapes(signature, tensors)]
+            outs = [torch.empty(shape, dtype=dtypes.torch_dtype(dt), device="meta")
+                    for shape, dt in symbolic_outputs(kernel, tensors)]
         else:
             borrowed = [_Described(t) for t in tensors]
             outs = []
@@ -160,22 +142,11 @@ def meta_impl(kernel, signature):
     return impl
 
 
-def _check(cond, message):
-    """torch._check where torch has it (it understands symbolic conditions),
-    a plain RuntimeError otherwise (torch 1.x)."""
-    import torch
-    if hasattr(torch, "_check"):
-        torch._check(cond, message)
-    elif not cond:
-        raise RuntimeError(message())
-
-
-def meta_out_impl(kernel, signature, out_names):
+def meta_out_impl(kernel, out_names):
     """The Meta kernel of the op's .out overload: the functional Meta kernel's
     results say what each out= tensor must be; the out= tensors themselves
     are returned, as the schema's alias annotations promise."""
-    import torch
-    functional = meta_impl(kernel, signature)
+    functional = meta_impl(kernel)
 
     def impl(*args, **kwargs):
         inputs = args[:kernel.num_inputs]
@@ -188,10 +159,10 @@ def meta_out_impl(kernel, signature, out_names):
                    lambda: f"tilefoundry::{kernel.name}.out: {name} is on {g.device}, "
                            f"but the inputs are on {device}")
             _check(g.dtype == w.dtype,
-                         lambda: f"tilefoundry::{kernel.name}.out: {name} has dtype {g.dtype}, "
-                                 f"but the op computes {w.dtype} there")
+                   lambda: f"tilefoundry::{kernel.name}.out: {name} has dtype {g.dtype}, "
+                           f"but the op computes {w.dtype} there")
             _check(g.dim() == w.dim() and all(a == b for a, b in zip(g.shape, w.shape)),
-                         lambda: f"tilefoundry::{kernel.name}.out: {name} has shape {list(g.shape)}, "
-                                 f"but the op computes {list(w.shape)} there")
+                   lambda: f"tilefoundry::{kernel.name}.out: {name} has shape {list(g.shape)}, "
+                           f"but the op computes {list(w.shape)} there")
         return given[0] if len(given) == 1 else tuple(given)
     return impl

@@ -67,7 +67,7 @@ class Module:
         _lib.check(_lib.lib().tf_kernel_compile(self._handle, name.encode(), ctypes.byref(opts),
                                                 ctypes.byref(handle)), f"compiling {name!r}")
         kernel = Kernel(handle)
-        kernel.signature = self.signature(name)  # the typed signature, for Meta kernels
+        kernel.signature = self.signature(name)  # the typed signature, for humans
         return kernel
 
     def evaluate(self, name: str, *tensors, mesh=None):

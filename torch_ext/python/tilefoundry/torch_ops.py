@@ -59,11 +59,10 @@ def _register_meta(kernel, op_name):
     import torch
     from .meta import meta_impl, meta_out_impl
     lib = torch.library.Library("tilefoundry", "IMPL")
-    signature = getattr(kernel, "signature", None)
     schema = getattr(torch.ops.tilefoundry, op_name).out._schema
     out_names = [a.name for a in schema.arguments if a.kwarg_only]
-    for name, impl in ((op_name, meta_impl(kernel, signature)),
-                       (op_name + ".out", meta_out_impl(kernel, signature, out_names))):
+    for name, impl in ((op_name, meta_impl(kernel)),
+                       (op_name + ".out", meta_out_impl(kernel, out_names))):
         lib.impl(name, impl, "Meta")
         if int(torch.__version__.split(".")[0]) < 2:
             # torch 1.x has no autograd fallthrough for meta tensors; the op
