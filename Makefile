@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/torch_ext/python$(if $(PYTHONPATH),:$(PYTHONPATH)
 export TILEFOUNDRY_LIB_DIR := $(CURDIR)/$(BUILD)/lib
 
 .PHONY: all setup configure build demo test test-core test-python test-long bench install clean \
-        test-asan test-tsan fuzz test-torch2 abi-baseline san-setup
+        test-asan test-tsan fuzz test-wheel test-torch2 abi-baseline san-setup
 
 all: build
 
@@ -106,30 +106,32 @@ fuzz: san-setup $(ASAN_BUILD)/build.ninja
 	  rc=$$?; tail -n 12 $(ASAN_BUILD)/fuzz/$$f.log; test $$rc -eq 0 || failed="$$failed $$f"; \
 	done; test -z "$$failed" || { echo "fuzz: crashes in:$$failed (inputs in $(ASAN_BUILD)/fuzz/)"; exit 1; }
 
-# torch 2.x (outside CI): a venv with a pip-installed torch, the torch
-# extension built against it, and the Python tests run with it. pip uses the
-# machine's own configuration (pip.conf, PIP_INDEX_URL, PIP_EXTRA_INDEX_URL):
-# point those at a CPU-only torch index to avoid the CUDA build's download.
-# TORCH2_VENV=/path reuses an existing venv (pip then only checks the specs).
-# CMAKE_PREFIX_PATH names torch's package root as well as its share/cmake, so
-# TorchConfig's find_library picks the venv's libtorch/libc10 before any
-# system libtorch (Debian's 1.13 in /usr/lib); torch_ext/CMakeLists.txt
-# refuses a mix. Only what tests/python needs is built (the core tests run
-# under `make test`).
+# --- the pip path (README, Install) ----------------------------------------
+# Both run tests/install/test_wheel.sh: `pip install --no-build-isolation .`
+# into a venv, then, from a scratch directory with no TileFoundry variables, a
+# kernel on numpy and through torch.ops, a find_package(TileFoundry) C
+# consumer of the installed package, and tests/python against it.
+#
+# test-wheel: a venv over Debian's Python and torch (--system-site-packages).
+# test-torch2: a venv with torch 2.x from the machine's pip index (TORCH2_SPEC;
+# pip uses the machine's own configuration: pip.conf, PIP_INDEX_URL,
+# PIP_EXTRA_INDEX_URL). TORCH2_VENV=/path reuses an existing venv (pip then
+# only checks the spec). Each venv keeps its own wheel build directory, so a
+# second run rebuilds only what changed.
+WHEEL_DIR    ?= build-wheel
 TORCH2_DIR   ?= build-torch2
 TORCH2_VENV  ?= $(TORCH2_DIR)/venv
 TORCH2_SPEC  ?= torch>=2.1
 TORCH2_PY    := $(TORCH2_VENV)/bin/python
-TORCH2_ABS   := $(abspath $(TORCH2_DIR))
-TORCH2_PREFIX_PY := import os, torch, torch.utils as u; print(u.cmake_prefix_path + ";" + os.path.dirname(torch.__file__))
+
+test-wheel: | setup
+	test -x $(WHEEL_DIR)/venv/bin/python || $(PYTHON) -m venv --system-site-packages $(WHEEL_DIR)/venv
+	bash tests/install/test_wheel.sh $(WHEEL_DIR)/venv/bin/python . $(WHEEL_DIR)/build
 
 test-torch2: | setup
 	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_VENV)
-	$(TORCH2_PY) -m pip install -q '$(TORCH2_SPEC)' numpy pytest
-	cmake -S . -B $(TORCH2_DIR) -G Ninja -DTF_BUILD_TORCH=ON -DPython3_EXECUTABLE=$(TORCH2_PY) \
-	  -DCMAKE_PREFIX_PATH="$$($(TORCH2_PY) -c '$(TORCH2_PREFIX_PY)')"
-	cmake --build $(TORCH2_DIR) -j $(JOBS) --target tilefoundry_torch tf_torch_cpp_example
-	TILEFOUNDRY_LIB_DIR=$(TORCH2_ABS)/lib $(TORCH2_PY) -m pytest -q tests/python
+	$(TORCH2_PY) -m pip install -q '$(TORCH2_SPEC)'
+	bash tests/install/test_wheel.sh $(TORCH2_PY) . $(TORCH2_DIR)/wheel
 
 # Records the public header's ABI surface in abi/ (refuses a change that the
 # version bump does not allow; see abi/abi.py).

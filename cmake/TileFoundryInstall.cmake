@@ -1,4 +1,5 @@
-# make install: headers, the two libraries, and a CMake package config so that
+# make install (and the wheel, whose install prefix is the Python package's
+# directory): headers, the two libraries, and a CMake package config so that
 # a C or C++ project can find_package(TileFoundry).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -9,6 +10,8 @@ install(TARGETS tilefoundry EXPORT TileFoundryTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(TARGET tilefoundry_torch)
   install(TARGETS tilefoundry_torch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libtilefoundry_torch.torch-version
+          DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 install(EXPORT TileFoundryTargets NAMESPACE TileFoundry::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TileFoundry)
@@ -20,3 +23,10 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/TileFoundryConfigVersion.cm
 install(FILES ${CMAKE_BINARY_DIR}/TileFoundryConfig.cmake
               ${CMAKE_BINARY_DIR}/TileFoundryConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TileFoundry)
+
+# The wheel is self-contained for C consumers: tilefoundry.h includes
+# <dlpack/dlpack.h>, so the header it was built with goes beside it. (A
+# system install leaves dlpack to the system's package.)
+if(SKBUILD)
+  install(FILES ${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlpack)
+endif()

@@ -1,5 +1,7 @@
 """Shared fixtures. Needs PYTHONPATH=torch_ext/python and TILEFOUNDRY_LIB_DIR
-pointing at the build's lib/ (the Makefile sets both)."""
+pointing at the build's lib/ (the Makefile sets both), or, with
+TF_TEST_INSTALLED=1, runs against the tilefoundry package installed in this
+Python (tests/install/test_wheel.sh) and refuses the source tree's."""
 import itertools
 import os
 import shlex
@@ -11,9 +13,15 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "torch_ext" / "python"))
+INSTALLED = os.environ.get("TF_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, str(REPO / "torch_ext" / "python"))
 
 import tilefoundry as tf  # noqa: E402
+
+if INSTALLED:
+    assert Path(tf.__file__).resolve().parent != REPO / "torch_ext" / "python" / "tilefoundry", (
+        f"TF_TEST_INSTALLED=1, but tilefoundry was imported from the source tree ({tf.__file__})")
 
 KERNELS = HERE / "kernels.py"
 EPS = 1e-6
@@ -38,7 +46,16 @@ def unique_op(prefix: str) -> str:
 
 
 def lib_dir() -> Path:
+    if INSTALLED:
+        return Path(tf.library_dir())
     return Path(os.environ.get("TILEFOUNDRY_LIB_DIR", REPO / "build" / "lib")).resolve()
+
+
+def require_build_tree():
+    """Skips the calling test for an installed package: the programs it runs
+    (tf_torch_cpp_example, ...) live only in a build tree."""
+    if INSTALLED:
+        pytest.skip("needs the build tree's programs; the installed package has none")
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +101,8 @@ def backend(request):
 def subprocess_env():
     """Environment for child Pythons: same package and library as this process."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "torch_ext" / "python"),
-                                         env.get("PYTHONPATH", "")])
-    env["TILEFOUNDRY_LIB_DIR"] = str(lib_dir())  # absolute: children may run elsewhere
+    if not INSTALLED:
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "torch_ext" / "python"),
+                                             env.get("PYTHONPATH", "")])
+        env["TILEFOUNDRY_LIB_DIR"] = str(lib_dir())  # absolute: children may run elsewhere
     return env

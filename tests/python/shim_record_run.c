@@ -19,7 +19,10 @@ static void record(FILE* f, const char* role, const DLTensor* t) {
 }
 
 tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out, size_t n_out) {
+  /* By soname: libtilefoundry.so.0 from a build tree or make install, the
+   * unversioned libtilefoundry.so from a wheel. */
   void* real_lib = dlopen("libtilefoundry.so.0", RTLD_LAZY | RTLD_NOLOAD);
+  if (!real_lib) real_lib = dlopen("libtilefoundry.so", RTLD_LAZY | RTLD_NOLOAD);
   run_fn real = real_lib ? (run_fn)dlsym(real_lib, "tf_kernel_run") : NULL;
   if (!real || real == tf_kernel_run) abort();
   FILE* f = fopen(getenv("TF_SHIM_LOG"), "a");

@@ -88,7 +88,11 @@ def test_any_dlpack_object_is_accepted(module):
     np = pytest.importorskip("numpy")
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     y = module.compile("scale2", backend="evaluator")(x)
-    torch.testing.assert_close(y, torch.from_numpy(x) * 2.0)
+    assert isinstance(y, np.ndarray)  # results are of the inputs' kind
+    torch.testing.assert_close(torch.from_numpy(y), torch.from_numpy(x) * 2.0)
+    # call_dlpack: any DLPack consumer takes the result, here torch.
+    z = torch.from_dlpack(module.compile("scale2", backend="evaluator").call_dlpack(x))
+    torch.testing.assert_close(z, torch.from_numpy(x) * 2.0)
 
 
 def test_non_tensor_argument_is_a_type_error(module):

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_native_compiler
+from conftest import lib_dir, require_native_compiler
 
 REPO = Path(__file__).resolve().parents[2]
-LIB_DIR = Path(os.environ.get("TILEFOUNDRY_LIB_DIR", REPO / "build" / "lib"))
+LIB_DIR = lib_dir()
 
 
 def test_python_ctypes_example_without_torch():

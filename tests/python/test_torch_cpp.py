@@ -6,11 +6,12 @@ import subprocess
 
 import pytest
 
-from conftest import lib_dir, require_native_compiler, subprocess_env
+from conftest import lib_dir, require_build_tree, require_native_compiler, subprocess_env
 
 
 @pytest.mark.parametrize("backend", ["evaluator", "native"])
 def test_cpp_program_calls_the_op_through_the_dispatcher(backend):
+    require_build_tree()
     if backend == "native":
         require_native_compiler()
     exe = lib_dir().parent / "bin" / "tf_torch_cpp_example"

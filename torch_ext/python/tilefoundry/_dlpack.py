@@ -4,6 +4,7 @@ Layouts mirror <dlpack/dlpack.h> (DLPACK_VERSION 60), the header that
 tilefoundry.h includes.
 """
 import ctypes
+import sys
 
 
 class DLDevice(ctypes.Structure):
@@ -71,20 +72,82 @@ class Borrowed:
         return tuple(t.strides[i] for i in range(t.ndim))
 
 
+def torch_if_imported():
+    """The torch module when the process has imported it, else None: an object
+    can only be a torch.Tensor if torch is already loaded, so nothing here
+    imports it (importing tilefoundry must not pull in torch)."""
+    return sys.modules.get("torch")
+
+
 def _capsule_of(obj):
-    try:
-        import torch
+    torch = torch_if_imported()
+    if torch is not None and isinstance(obj, torch.Tensor):
         from torch.utils import dlpack as torch_dlpack
-        if isinstance(obj, torch.Tensor):
-            # detach() shares storage; to_dlpack refuses tensors that need grad.
-            t = obj.detach()
-            if t.dtype == torch.bool:
-                # torch 1.13 cannot export bool; a uint8 view of the same
-                # memory is DLPack 0.6's spelling of bool ({kDLUInt, 8}).
-                t = t.view(torch.uint8)
-            return torch_dlpack.to_dlpack(t)
-    except ImportError:
-        pass
+        # detach() shares storage; to_dlpack refuses tensors that need grad.
+        t = obj.detach()
+        if t.dtype == torch.bool:
+            # torch 1.13 cannot export bool; a uint8 view of the same
+            # memory is DLPack 0.6's spelling of bool ({kDLUInt, 8}).
+            t = t.view(torch.uint8)
+        return torch_dlpack.to_dlpack(t)
+    if type(obj).__module__ == "numpy" and getattr(obj, "dtype", None) == bool:
+        # numpy < 2 cannot export bool either: the same uint8 view.
+        return obj.view("uint8").__dlpack__()
     if hasattr(obj, "__dlpack__"):
         return obj.__dlpack__()
     raise TypeError(f"expected a torch.Tensor or an object with __dlpack__, got {type(obj).__name__}")
+
+
+# PyCapsule functions over raw PyObject* (the capsule destructor receives one).
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+def _delete_managed(address: int):
+    managed = ctypes.cast(address, ctypes.POINTER(DLManagedTensor))
+    if managed.contents.deleter:
+        managed.contents.deleter(managed)
+
+
+@ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
+def _capsule_destructor(capsule):
+    # DLPack's protocol: a consumer renames the capsule to "used_dltensor"
+    # and owns the tensor from then on; a capsule still named "dltensor" was
+    # never consumed, so the producer's deleter runs here.
+    if _capsule_is_valid(capsule, b"dltensor"):
+        _delete_managed(_capsule_pointer(capsule, b"dltensor"))
+
+
+class Owned:
+    """A DLManagedTensor the library allocated (tf_kernel_call), handed to
+    Python: any DLPack consumer takes it without a copy (numpy.from_dlpack,
+    torch.from_dlpack, ...), once. Until then this object owns it, and
+    collecting it calls the tensor's deleter."""
+
+    def __init__(self, address: int):
+        self._address = address
+        t = ctypes.cast(address, ctypes.POINTER(DLManagedTensor)).contents.dl_tensor
+        self.shape = tuple(t.shape[i] for i in range(t.ndim))
+        self.dl_dtype = DLDataType(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # The legacy (unversioned) capsule: every consumer reads it, and one
+        # that asked for max_version accepts it too (the protocol's fallback).
+        if self._address is None:
+            raise BufferError("this tensor was already handed to a DLPack consumer")
+        capsule = _capsule_new(self._address, b"dltensor", ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+        self._address = None
+        return capsule
+
+    def __dlpack_device__(self):
+        return (KDL_CPU, 0)
+
+    def __del__(self):
+        if getattr(self, "_address", None) is not None:
+            _delete_managed(self._address)
+            self._address = None

@@ -1,14 +1,24 @@
 """ctypes binding of libtilefoundry.so (include/tilefoundry/tilefoundry.h).
 
-The library is looked up, in order, in $TILEFOUNDRY_LIB_DIR, next to this
-package, and in <repo>/build/lib relative to this file.
+The library is looked up, in order, in $TILEFOUNDRY_LIB_DIR, in the
+package's own lib/ (an installed wheel), and in <repo>/build/lib (a source
+tree built with `make`). Loading it checks its ABI version against the one
+these bindings are written for (ABI_MAJOR, ABI_MINOR).
 """
 import ctypes
+import importlib.resources
 import os
 from pathlib import Path
 
 from ._dlpack import DLDataType, DLManagedTensor, DLTensor
-from .errors import TileFoundryError
+from .errors import AbiMismatchError, TileFoundryError
+
+# The C ABI these bindings (structs, prototypes) are written for: a library
+# of another major, or of an older minor (which may lack a function used
+# here), is refused when loaded. tests/python/test_packaging.py keeps these
+# equal to the header's TF_VERSION_MAJOR / TF_VERSION_MINOR.
+ABI_MAJOR = 0
+ABI_MINOR = 4
 
 TF_OK = 0
 TF_MAX_NDIM = 8
@@ -38,14 +48,19 @@ class InputAxis(ctypes.Structure):
         (name, ctypes.c_int64) for name in ("value", "lo", "hi", "dimvar_input", "dimvar_axis")]
 
 
+def package_dir() -> Path:
+    """The directory of the tilefoundry package (its install prefix in a wheel)."""
+    return Path(str(importlib.resources.files(__package__))).resolve()
+
+
 def lib_dirs():
     """Directories searched for the shared libraries, in order."""
-    here = Path(__file__).resolve().parent
+    here = package_dir()
     dirs = []
     if os.environ.get("TILEFOUNDRY_LIB_DIR"):
         dirs.append(Path(os.environ["TILEFOUNDRY_LIB_DIR"]))
-    dirs.append(here)
-    dirs.append(here.parents[2] / "build" / "lib")  # <repo>/torch_ext/python/tilefoundry
+    dirs.append(here / "lib")
+    dirs.append(here.parents[2] / "build" / "lib")  # here = <repo>/torch_ext/python/tilefoundry
     return dirs
 
 
@@ -54,7 +69,8 @@ def find_library(name: str) -> Path:
         if (d / name).is_file():
             return d / name
     searched = ", ".join(str(d) for d in lib_dirs())
-    raise OSError(f"{name} not found (searched {searched}); build it with `make build` "
+    raise OSError(f"{name} not found (searched {searched}); install the package with "
+                  "`pip install --no-build-isolation .`, build it with `make build`, "
                   "or set TILEFOUNDRY_LIB_DIR")
 
 
@@ -114,13 +130,33 @@ def lib():
     """The loaded libtilefoundry.so with prototypes set (loaded once)."""
     global _lib
     if _lib is None:
-        handle = ctypes.CDLL(str(find_library("libtilefoundry.so")))
+        path = find_library("libtilefoundry.so")
+        handle = ctypes.CDLL(str(path))
+        _check_abi(handle, path)
         for name, (restype, argtypes) in _PROTOTYPES.items():
             fn = getattr(handle, name)
             fn.restype = restype
             fn.argtypes = argtypes
         _lib = handle
     return _lib
+
+
+def _check_abi(handle, path):
+    """Refuses a library whose ABI these bindings cannot use."""
+    version = getattr(handle, "tf_abi_version", None)
+    if version is None:
+        raise AbiMismatchError(f"{path} is not a TileFoundry library (no tf_abi_version)")
+    version.restype = ctypes.c_uint32
+    version.argtypes = []
+    got = version()
+    major, minor = got >> 16, got & 0xFFFF
+    if major != ABI_MAJOR or minor < ABI_MINOR:
+        raise AbiMismatchError(
+            f"{path} has C ABI {major}.{minor}, but this tilefoundry Python package needs "
+            f"{ABI_MAJOR}.{ABI_MINOR} (same major, at least that minor): the library and the "
+            "package come from different builds; reinstall both from one source tree "
+            "(`pip install --no-build-isolation .`) or point TILEFOUNDRY_LIB_DIR at the "
+            "matching build's lib/")
 
 
 def status_name(status: int) -> str:

@@ -6,27 +6,28 @@ so that `import tilefoundry` works without torch.
 """
 from ._dlpack import KDL_BFLOAT, KDL_BOOL, KDL_FLOAT, KDL_INT, KDL_UINT
 
-# (DSL name, DLPack (code, bits) the library hands out, torch dtype name).
-# TileFoundry has no unsigned dtype: {kDLUInt, 8} is bool, DLPack 0.6's (and
-# torch 1.13's) spelling. The 8- and 4-bit float types have no DLPack code
-# and never cross the ABI.
+# (DSL name, DLPack (code, bits) the library hands out, torch dtype name,
+# numpy dtype name or None). TileFoundry has no unsigned dtype: {kDLUInt, 8}
+# is bool, DLPack 0.6's (and torch 1.13's) spelling. The 8- and 4-bit float
+# types have no DLPack code and never cross the ABI; numpy has no bfloat16.
 TABLE = (
-    ("bool", (KDL_UINT, 8), "bool"),
-    ("i8", (KDL_INT, 8), "int8"),
-    ("i32", (KDL_INT, 32), "int32"),
-    ("i64", (KDL_INT, 64), "int64"),
-    ("f16", (KDL_FLOAT, 16), "float16"),
-    ("bf16", (KDL_BFLOAT, 16), "bfloat16"),
-    ("f32", (KDL_FLOAT, 32), "float32"),
-    ("f64", (KDL_FLOAT, 64), "float64"),
+    ("bool", (KDL_UINT, 8), "bool", "bool"),
+    ("i8", (KDL_INT, 8), "int8", "int8"),
+    ("i32", (KDL_INT, 32), "int32", "int32"),
+    ("i64", (KDL_INT, 64), "int64", "int64"),
+    ("f16", (KDL_FLOAT, 16), "float16", "float16"),
+    ("bf16", (KDL_BFLOAT, 16), "bfloat16", None),
+    ("f32", (KDL_FLOAT, 32), "float32", "float32"),
+    ("f64", (KDL_FLOAT, 64), "float64", "float64"),
 )
 
 # Other spellings the library accepts on input: newer DLPack's kDLBool.
 _DL_ALIASES = {(KDL_BOOL, 8): "bool"}
 
-_BY_DL = {dl: name for name, dl, _ in TABLE}
+_BY_DL = {dl: name for name, dl, _, _ in TABLE}
 _BY_DL.update(_DL_ALIASES)
-_BY_NAME = {name: (dl, torch_name) for name, dl, torch_name in TABLE}
+_BY_NAME = {name: (dl, torch_name) for name, dl, torch_name, _ in TABLE}
+_NUMPY = {name: numpy_name for name, _, _, numpy_name in TABLE if numpy_name}
 
 
 def _unsupported(what):
@@ -50,6 +51,15 @@ def dl_from_name(name):
     return _BY_NAME[name][0]
 
 
+def numpy_dtype(name, what="kernel"):
+    """The numpy dtype of a DSL dtype name (numpy imported here, only then)."""
+    import numpy as np
+    if name not in _NUMPY:
+        raise TypeError(f"{what}: numpy has no {name}; call_dlpack() hands the result to a "
+                        "DLPack consumer that has one (torch.from_dlpack)")
+    return np.dtype(_NUMPY[name])
+
+
 def torch_dtype(name):
     """The torch dtype of a DSL dtype name."""
     import torch
@@ -61,7 +71,7 @@ def torch_dtype(name):
 def name_from_torch(dtype):
     """The DSL name of a torch dtype, or None when TileFoundry has none."""
     import torch
-    for name, _, torch_name in TABLE:
+    for name, _, torch_name, _ in TABLE:
         if dtype == getattr(torch, torch_name):
             return name
     return None

@@ -1,4 +1,4 @@
-"""The one exception type of the package."""
+"""The package's exception types."""
 
 
 class TileFoundryError(RuntimeError):
@@ -13,3 +13,9 @@ class TileFoundryError(RuntimeError):
         super().__init__(f"{status}: {message}")
         self.status = status
         self.message = message
+
+
+class AbiMismatchError(ImportError):
+    """The shared library found is not one this package can use: its C ABI
+    major differs, or its minor is older than the bindings'. Raised when the
+    package is imported."""

@@ -1,9 +1,9 @@
-"""Kernel: one compiled function, callable on torch tensors (or any __dlpack__ object)."""
+"""Kernel: one compiled function, callable on torch tensors, numpy arrays or any __dlpack__ object."""
 import ctypes
 
 from . import _lib
-from ._dlpack import Borrowed, DLDataType, DLTensor
-from .dtypes import torch_dtype_from_dl
+from ._dlpack import Borrowed, DLDataType, DLManagedTensor, DLTensor, Owned, torch_if_imported
+from .dtypes import name_from_dl, numpy_dtype, torch_dtype_from_dl
 
 _BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator",
                   _lib.TF_BACKEND_VIRTUAL_MESH: "virtual_mesh"}
@@ -52,13 +52,18 @@ class Kernel:
 
     def output_desc(self, inputs, i):
         """(torch dtype, shape) of output i for these Borrowed inputs."""
+        dtype, shape = self._output_desc(inputs, i)
+        return torch_dtype_from_dl(dtype), shape
+
+    def _output_desc(self, inputs, i):
+        """(DLDataType, shape) of output i for these Borrowed inputs."""
         arr = _dl_array(inputs)
         dtype, ndim = DLDataType(), ctypes.c_int32()
         shape = (ctypes.c_int64 * _lib.TF_MAX_NDIM)()
         _lib.check(_lib.lib().tf_kernel_output_desc(self._handle, arr, len(inputs), i,
                                                     ctypes.byref(dtype), ctypes.byref(ndim), shape),
                    f"{self.name}: output {i}")
-        return torch_dtype_from_dl(dtype), tuple(shape[j] for j in range(ndim.value))
+        return dtype, tuple(shape[j] for j in range(ndim.value))
 
     def run(self, inputs, outputs):
         """Runs on borrowed inputs, writing into caller-allocated outputs in place."""
@@ -70,16 +75,41 @@ class Kernel:
         self._run(ins, outs)
 
     def __call__(self, *tensors):
-        """Calls the kernel; returns one torch tensor, or a tuple for several outputs."""
-        import torch
+        """Calls the kernel; returns one result, or a tuple for several. The
+        results are of the inputs' kind: torch tensors for torch inputs,
+        numpy arrays for numpy inputs, else DLPack tensors (call_dlpack)."""
+        self._check_arity(tensors)
+        torch = torch_if_imported()
+        if torch is not None and any(isinstance(t, torch.Tensor) for t in tensors):
+            outputs = self._call_into(tensors, lambda dt, shape: torch.empty(shape, dtype=torch_dtype_from_dl(dt)))
+        elif any(type(t).__module__ == "numpy" for t in tensors):
+            # numpy-owned, writable outputs (numpy marks what it takes through DLPack read-only).
+            import numpy as np
+            outputs = self._call_into(
+                tensors, lambda dt, shape: np.empty(shape, numpy_dtype(name_from_dl(dt), self.name)))
+        else:
+            outputs = self.call_dlpack(*tensors, as_tuple=True)
+        return outputs[0] if self.num_outputs == 1 else tuple(outputs)
+
+    def call_dlpack(self, *tensors, as_tuple=False):
+        """Calls the kernel on any __dlpack__ objects (torch not needed); the
+        library allocates the results (its output pool) and hands each out
+        as an object with __dlpack__, for numpy.from_dlpack, torch.from_dlpack
+        or any other consumer."""
         self._check_arity(tensors)
         ins = [Borrowed(t) for t in tensors]
-        outputs = []
-        for i in range(self.num_outputs):
-            dtype, shape = self.output_desc(ins, i)
-            outputs.append(torch.empty(shape, dtype=dtype))
+        n = self.num_outputs
+        outs = (ctypes.POINTER(DLManagedTensor) * max(n, 1))()
+        _lib.check(_lib.lib().tf_kernel_call(self._handle, _dl_array(ins), len(ins), outs, n), self.name)
+        owned = tuple(Owned(ctypes.cast(outs[i], ctypes.c_void_p).value) for i in range(n))
+        return owned if as_tuple or n != 1 else owned[0]
+
+    def _call_into(self, tensors, allocate):
+        """Runs into outputs the caller's framework owns: allocate(DLDataType, shape)."""
+        ins = [Borrowed(t) for t in tensors]
+        outputs = [allocate(*self._output_desc(ins, i)) for i in range(self.num_outputs)]
         self._run(ins, [Borrowed(t) for t in outputs])
-        return outputs[0] if self.num_outputs == 1 else tuple(outputs)
+        return outputs
 
     def _check_arity(self, tensors):
         if len(tensors) != self.num_inputs:
@@ -90,7 +120,6 @@ class Kernel:
         status = _lib.lib().tf_kernel_run(self._handle, _dl_array(ins), len(ins),
                                           _dl_array(outs), len(outs))
         _lib.check(status, self.name)
-
 
     def shape_program(self):
         """The signature's shape rules as data (shape_program.ShapeProgram):
@@ -103,6 +132,7 @@ class Kernel:
             cached = shape_program.load(self._handle, self.name, self.num_inputs, self.num_outputs)
             self._shape_program = cached
         return cached
+
 
 def _dl_array(borrowed):
     """A C array of DLTensor structs (shallow copies: data/shape/strides still borrowed)."""

@@ -1,9 +1,10 @@
 """tf.register: exposes a Kernel as torch.ops.tilefoundry.<name>."""
 import ctypes
 import threading
+from pathlib import Path
 
 from . import _lib
-from .errors import TileFoundryError
+from .errors import AbiMismatchError, TileFoundryError
 
 _lock = threading.Lock()
 _torch_lib = None
@@ -11,7 +12,33 @@ _torch_lib = None
 
 def torch_library_path() -> str:
     """Path of libtilefoundry_torch.so (for torch.ops.load_library elsewhere)."""
-    return str(_lib.find_library("libtilefoundry_torch.so"))
+    try:
+        return str(_lib.find_library("libtilefoundry_torch.so"))
+    except OSError as e:
+        raise OSError(f"{e}. A wheel built where torch could not be imported has no torch "
+                      "extension: install torch first, then reinstall with "
+                      "`pip install --no-build-isolation .`") from None
+
+
+def _release(version: str):
+    """'2.15.0+cu132' -> (2, 15); '1.13.0a0' -> (1, 13)."""
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0)
+                 for part in version.split("+")[0].split(".")[:2])
+
+
+def check_torch_version(library_path: str, torch_version: str):
+    """Refuses to load the extension into a torch other than the one it was
+    built against (major.minor: torch's C++ ABI changes between those), with
+    the fix in the message rather than an undefined-symbol error."""
+    record = Path(library_path).with_suffix(".torch-version")
+    if not record.is_file():
+        return  # a library built before the record existed: let the loader judge
+    built = record.read_text().strip()
+    if built and _release(built) != _release(torch_version):
+        raise AbiMismatchError(
+            f"{library_path} was built against torch {built}, but this process runs torch "
+            f"{torch_version}; rebuild it against this torch (`pip install "
+            "--no-build-isolation .` in this environment)")
 
 
 def _load_torch_lib():
@@ -22,6 +49,7 @@ def _load_torch_lib():
             import torch
             _lib.lib()  # libtilefoundry.so first, so both resolve to one copy
             path = torch_library_path()
+            check_torch_version(path, torch.__version__)
             torch.ops.load_library(path)
             handle = ctypes.CDLL(path)
             handle.tf_torch_register.restype = ctypes.c_int
