@@ -103,6 +103,76 @@ void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
   for (int64_t i = 0; i < m; i += 8) rows(std::min<int64_t>(8, m - i), n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
 }
 
+// Decode-shaped products (a few rows of A against a large B, as a model's
+// token step multiplies its activations by a weight) are bound by reading B
+// once. The tiles above walk B a column strip at a time down all k rows: 4096
+// rows of 128 bytes, each on another page, which the prefetcher and the TLB
+// serve badly (8 x 4096 x 4096 ran at half the bandwidth bound). Here B is
+// read kStreamRows rows at a time, each row front to back (a few sequential
+// streams), and the R x W block of C it updates goes through registers from
+// L1/L2 (R x n floats: 256 KiB at R = 16, n = 4096). Each element of C is
+// still one FMA chain in k order, so results equal the tiles' bit for bit.
+constexpr int64_t kStreamRows = 32;
+
+template <int R, int W>
+[[gnu::always_inline]] inline void stream_strip(int64_t p0, int64_t p1, const float* __restrict a, int64_t lda,
+                                                const float* __restrict b, int64_t ldb, float* __restrict c,
+                                                int64_t ldc) {
+  float acc[R][W];
+  for (int r = 0; r < R; ++r) {
+#pragma omp simd
+    for (int q = 0; q < W; ++q) acc[r][q] = p0 == 0 ? 0.0f : c[r * ldc + q];
+  }
+  for (int64_t p = p0; p < p1; ++p) {
+    const float* __restrict br = b + p * ldb;
+    for (int r = 0; r < R; ++r) {
+      const float av = a[r * lda + p];
+#pragma omp simd
+      for (int q = 0; q < W; ++q) acc[r][q] = __builtin_fmaf(av, br[q], acc[r][q]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+#pragma omp simd
+    for (int q = 0; q < W; ++q) c[r * ldc + q] = acc[r][q];
+  }
+}
+
+// All of C for m = R rows: 16 accumulator registers per strip (W = 256 / R
+// floats, at least 16), the columns past the last full strip one at a time.
+template <int R>
+[[gnu::always_inline]] inline void stream_rows(int64_t n, int64_t k, const float* a, int64_t lda,
+                                               const float* b, int64_t ldb, float* c, int64_t ldc) {
+  constexpr int W = 256 / R >= 16 ? 256 / R : 16;
+  for (int64_t p0 = 0; p0 < k; p0 += kStreamRows) {
+    const int64_t p1 = std::min(k, p0 + kStreamRows);
+    int64_t j = 0;
+    for (; n - j >= W; j += W) stream_strip<R, W>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+    for (; j < n; ++j) stream_strip<R, 1>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+  }
+}
+
+TF_GEMM_CLONES
+void stream_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                  float* c, int64_t ldc) {
+  switch (m) {
+#define TF_STREAM_CASE(R) \
+  case R: return stream_rows<R>(n, k, a, lda, b, ldb, c, ldc);
+    TF_STREAM_CASE(1) TF_STREAM_CASE(2) TF_STREAM_CASE(3) TF_STREAM_CASE(4)
+    TF_STREAM_CASE(5) TF_STREAM_CASE(6) TF_STREAM_CASE(7) TF_STREAM_CASE(8)
+    TF_STREAM_CASE(9) TF_STREAM_CASE(10) TF_STREAM_CASE(11) TF_STREAM_CASE(12)
+    TF_STREAM_CASE(13) TF_STREAM_CASE(14) TF_STREAM_CASE(15) TF_STREAM_CASE(16)
+#undef TF_STREAM_CASE
+  }
+}
+
+// The streaming loop serves one thread; with more, oneDNN splits the columns
+// across the team (measured at 2 threads: 8 x 4096 x 4096 114 GFLOP/s
+// against torch.mm's 85).
+bool stream_gemm_fits(int ta, int tb, int64_t m, int64_t n, int64_t k) {
+  const int threads = num_threads() > 0 ? num_threads() : omp_get_max_threads();
+  return !ta && !tb && m <= kStreamGemmMaxRows && n >= 256 && threads == 1;
+}
+
 // beta = 0 semantics for k == 0: C is all zeros (C may hold garbage, even
 // NaN, so it is written, never scaled).
 template <typename T>
@@ -138,6 +208,7 @@ void sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int6
   if (m == 0 || n == 0) return;
   if (k == 0) return zero_c(m, n, c, ldc);
   if (small_gemm_fits(ta, tb, m, n, k)) return small_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+  if (stream_gemm_fits(ta, tb, m, n, k)) return stream_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
   if (onednn_sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
   cblas_sgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a, ld(lda), b, ld(ldb), 0.0f, c, ld(ldc));
