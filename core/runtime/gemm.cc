@@ -21,15 +21,22 @@ namespace {
 CBLAS_TRANSPOSE trans(int t) { return t ? CblasTrans : CblasNoTrans; }
 blasint ld(int64_t v) { return static_cast<blasint>(std::max<int64_t>(v, 1)); }
 
-// One tile of C: R rows by W columns, accumulated in registers over k (W is
-// a constant, so the loops unroll into vector registers). Inlined into each
-// target clone below. Every element of C is one chain of FMAs in k order,
-// whatever the tile shape, so the tiling never changes a result.
+// One tile of C: R rows by W columns, accumulated in registers over rows
+// [p0, p1) of B (W is a constant, so the loops unroll into vector
+// registers), starting from zero when p0 == 0 and from C's values otherwise.
+// Inlined into each target clone below. Every element of C is one chain of
+// FMAs in k order, whatever the tile shape or the split of k, so neither
+// changes a result.
 template <int R, int W>
-[[gnu::always_inline]] inline void tile(int64_t k, const float* __restrict a, int64_t lda,
-                                        const float* __restrict b, int64_t ldb, float* __restrict c, int64_t ldc) {
-  float acc[R][W] = {};
-  for (int64_t p = 0; p < k; ++p) {
+[[gnu::always_inline]] inline void tile_rows(int64_t p0, int64_t p1, const float* __restrict a, int64_t lda,
+                                             const float* __restrict b, int64_t ldb, float* __restrict c,
+                                             int64_t ldc) {
+  float acc[R][W];
+  for (int r = 0; r < R; ++r) {
+#pragma omp simd
+    for (int q = 0; q < W; ++q) acc[r][q] = p0 == 0 ? 0.0f : c[r * ldc + q];
+  }
+  for (int64_t p = p0; p < p1; ++p) {
     const float* __restrict br = b + p * ldb;
     for (int r = 0; r < R; ++r) {
       const float av = a[r * lda + p];
@@ -41,6 +48,13 @@ template <int R, int W>
 #pragma omp simd
     for (int q = 0; q < W; ++q) c[r * ldc + q] = acc[r][q];
   }
+}
+
+// A tile over all of k.
+template <int R, int W>
+[[gnu::always_inline]] inline void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                        float* c, int64_t ldc) {
+  tile_rows<R, W>(0, k, a, lda, b, ldb, c, ldc);
 }
 
 // R rows of C, all n columns: full tiles, then the remainder as tiles of 16,
@@ -109,33 +123,10 @@ void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
 // rows of 128 bytes, each on another page, which the prefetcher and the TLB
 // serve badly (8 x 4096 x 4096 ran at half the bandwidth bound). Here B is
 // read kStreamRows rows at a time, each row front to back (a few sequential
-// streams), and the R x W block of C it updates goes through registers from
-// L1/L2 (R x n floats: 256 KiB at R = 16, n = 4096). Each element of C is
-// still one FMA chain in k order, so results equal the tiles' bit for bit.
+// streams), and the R x W tile of C it updates goes through registers from
+// L1/L2 between blocks (tile_rows over p0..p1). Each element of C is still
+// one FMA chain in k order, so results equal the tiles' bit for bit.
 constexpr int64_t kStreamRows = 32;
-
-template <int R, int W>
-[[gnu::always_inline]] inline void stream_strip(int64_t p0, int64_t p1, const float* __restrict a, int64_t lda,
-                                                const float* __restrict b, int64_t ldb, float* __restrict c,
-                                                int64_t ldc) {
-  float acc[R][W];
-  for (int r = 0; r < R; ++r) {
-#pragma omp simd
-    for (int q = 0; q < W; ++q) acc[r][q] = p0 == 0 ? 0.0f : c[r * ldc + q];
-  }
-  for (int64_t p = p0; p < p1; ++p) {
-    const float* __restrict br = b + p * ldb;
-    for (int r = 0; r < R; ++r) {
-      const float av = a[r * lda + p];
-#pragma omp simd
-      for (int q = 0; q < W; ++q) acc[r][q] = __builtin_fmaf(av, br[q], acc[r][q]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-#pragma omp simd
-    for (int q = 0; q < W; ++q) c[r * ldc + q] = acc[r][q];
-  }
-}
 
 // All of C for m = R rows: 16 accumulator registers per strip (W = 256 / R
 // floats, at least 16), the columns past the last full strip one at a time.
@@ -146,8 +137,8 @@ template <int R>
   for (int64_t p0 = 0; p0 < k; p0 += kStreamRows) {
     const int64_t p1 = std::min(k, p0 + kStreamRows);
     int64_t j = 0;
-    for (; n - j >= W; j += W) stream_strip<R, W>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
-    for (; j < n; ++j) stream_strip<R, 1>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+    for (; n - j >= W; j += W) tile_rows<R, W>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+    for (; j < n; ++j) tile_rows<R, 1>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
   }
 }
 
