@@ -110,6 +110,17 @@ void hand_out(const char* fn, const std::vector<int64_t>& words, int64_t* progra
   *length = words.size();
 }
 
+// tf_kernel_input_extent / tf_kernel_output_extent: the handle, the buffer,
+// the index and the axis are checked in that order, then the program of that
+// axis is handed out.
+void extent_entry(const char* fn, tf_kernel k, Side side, size_t i, size_t axis, int64_t* program,
+                  size_t capacity, size_t* length) {
+  auto kernel = kernel_of(k);
+  check_buffer(fn, program, capacity, length);
+  const ir::TensorType& t = checked_axis(fn, *kernel, side, i, axis);
+  hand_out(fn, extent_words(fn, *kernel, side, i, axis, t), program, capacity, length);
+}
+
 }  // namespace
 }  // namespace tf::capi
 
@@ -166,24 +177,15 @@ tf_status tf_kernel_input_axis(tf_kernel k, size_t i, size_t axis, tf_input_axis
 tf_status tf_kernel_input_extent(tf_kernel k, size_t i, size_t axis, int64_t* program,
                                  size_t capacity, size_t* length) {
   TF_C_API_BEGIN
-  const char* fn = "tf_kernel_input_extent";
-  auto kernel = kernel_of(k);
-  tf::capi::check_buffer(fn, program, capacity, length);
-  const tf::ir::TensorType& t = tf::capi::checked_axis(fn, *kernel, Side::kInput, i, axis);
-  tf::capi::hand_out(fn, tf::capi::extent_words(fn, *kernel, Side::kInput, i, axis, t), program,
-                     capacity, length);
+  tf::capi::extent_entry("tf_kernel_input_extent", k, Side::kInput, i, axis, program, capacity, length);
   TF_C_API_END
 }
 
 tf_status tf_kernel_output_extent(tf_kernel k, size_t i, size_t axis, int64_t* program,
                                   size_t capacity, size_t* length) {
   TF_C_API_BEGIN
-  const char* fn = "tf_kernel_output_extent";
-  auto kernel = kernel_of(k);
-  tf::capi::check_buffer(fn, program, capacity, length);
-  const tf::ir::TensorType& t = tf::capi::checked_axis(fn, *kernel, Side::kOutput, i, axis);
-  tf::capi::hand_out(fn, tf::capi::extent_words(fn, *kernel, Side::kOutput, i, axis, t), program,
-                     capacity, length);
+  tf::capi::extent_entry("tf_kernel_output_extent", k, Side::kOutput, i, axis, program, capacity,
+                         length);
   TF_C_API_END
 }
 

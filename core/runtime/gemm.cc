@@ -159,7 +159,7 @@ void stream_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
 // The streaming loop serves one thread; with more, oneDNN splits the columns
 // across the team (measured at 2 threads: 8 x 4096 x 4096 114 GFLOP/s
 // against torch.mm's 85).
-bool stream_gemm_fits(int ta, int tb, int64_t m, int64_t n, int64_t k) {
+bool stream_gemm_fits(int ta, int tb, int64_t m, int64_t n) {
   const int threads = num_threads() > 0 ? num_threads() : omp_get_max_threads();
   return !ta && !tb && m <= kStreamGemmMaxRows && n >= 256 && threads == 1;
 }
@@ -199,7 +199,7 @@ void sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int6
   if (m == 0 || n == 0) return;
   if (k == 0) return zero_c(m, n, c, ldc);
   if (small_gemm_fits(ta, tb, m, n, k)) return small_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
-  if (stream_gemm_fits(ta, tb, m, n, k)) return stream_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
+  if (stream_gemm_fits(ta, tb, m, n)) return stream_sgemm(m, n, k, a, lda, b, ldb, c, ldc);
   if (onednn_sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
   cblas_sgemm(CblasRowMajor, trans(ta), trans(tb), static_cast<blasint>(m), static_cast<blasint>(n),
               static_cast<blasint>(k), 1.0f, a, ld(lda), b, ld(ldb), 0.0f, c, ld(ldc));

@@ -57,10 +57,13 @@ class Kernel:
 
     def _output_desc(self, inputs, i):
         """(DLDataType, shape) of output i for these Borrowed inputs."""
-        arr = _dl_array(inputs)
+        return self._describe(_dl_array(inputs), len(inputs), i)
+
+    def _describe(self, arr, n_in, i):
+        """(DLDataType, shape) of output i for a C array of n_in input DLTensors."""
         dtype, ndim = DLDataType(), ctypes.c_int32()
         shape = (ctypes.c_int64 * _lib.TF_MAX_NDIM)()
-        _lib.check(_lib.lib().tf_kernel_output_desc(self._handle, arr, len(inputs), i,
+        _lib.check(_lib.lib().tf_kernel_output_desc(self._handle, arr, n_in, i,
                                                     ctypes.byref(dtype), ctypes.byref(ndim), shape),
                    f"{self.name}: output {i}")
         return dtype, tuple(shape[j] for j in range(ndim.value))
@@ -107,8 +110,9 @@ class Kernel:
     def _call_into(self, tensors, allocate):
         """Runs into outputs the caller's framework owns: allocate(DLDataType, shape)."""
         ins = [Borrowed(t) for t in tensors]
-        outputs = [allocate(*self._output_desc(ins, i)) for i in range(self.num_outputs)]
-        self._run(ins, [Borrowed(t) for t in outputs])
+        arr = _dl_array(ins)  # one C array for every description and the run
+        outputs = [allocate(*self._describe(arr, len(ins), i)) for i in range(self.num_outputs)]
+        self._run_into(arr, len(ins), [Borrowed(t) for t in outputs])
         return outputs
 
     def _check_arity(self, tensors):
@@ -117,8 +121,11 @@ class Kernel:
                             f"({', '.join(self.input_names())}), got {len(tensors)}")
 
     def _run(self, ins, outs):
-        status = _lib.lib().tf_kernel_run(self._handle, _dl_array(ins), len(ins),
-                                          _dl_array(outs), len(outs))
+        self._run_into(_dl_array(ins), len(ins), outs)
+
+    def _run_into(self, arr, n_in, outs):
+        """tf_kernel_run on a C array of n_in input DLTensors and Borrowed outputs."""
+        status = _lib.lib().tf_kernel_run(self._handle, arr, n_in, _dl_array(outs), len(outs))
         _lib.check(status, self.name)
 
     def shape_program(self):
