@@ -1,5 +1,6 @@
 #include "core/compiler/codegen.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -7,16 +8,19 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/compiler/cpu/cpp_printer.h"
 #include "core/compiler/emit_conv.h"
 #include "core/compiler/emit_data.h"
 #include "core/compiler/emit_util.h"
 #include "core/compiler/inline.h"
+#include "core/compiler/lower_elementwise.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
 #include "core/ops/shape/shape.h"
 #include "core/ops/sharding/sharding.h"
 #include "core/ops/tensor/tensor.h"
+#include "core/tir/transform.h"
 
 namespace tf::compiler {
 
@@ -884,32 +888,52 @@ class Generator {
     if (stream) o << "      }\n";
   }
 
+  // Lowered through TIR (lower_elementwise.h), printed by the CPU printer.
   void emit_elementwise(size_t s, const ExprPtr& e, const std::string& what, bool root_inline = false) {
-    Stage st;
-    st.iter = slots_[s].type.get();
-    st.rank = st.iter->rank();
-    st.stage_calls = true;
-    std::string value = unstage_root(st, expr(e, st, root_inline));
-    const std::string T = ctype(st.iter->dtype());
-    const size_t r = st.rank;
-    std::ostringstream& o = stages_;
-    o << "  { // stage: " << what << " -> slot " << s << "\n";
-    o << "  int64_t outer = 1;\n";
-    for (size_t a = 0; a + 1 < r; ++a) o << "  outer *= sh" << s << "[" << a << "];\n";
-    o << "  const int64_t inner = " << (r ? "sh" + S(s) + "[" + S(r - 1) + "]" : "1") << ";\n";
-    o << "  if (outer * inner > 0) {\n";
-    emit_leaf_strides(st, s, o);
-    const bool stream = can_stream(st.iter->dtype(), st);
-    if (stream) emit_stream_flag(o, T);
-    o << "  const int64_t nb = tf_blocks(inner);\n";
-    o << "  #pragma omp parallel for schedule(static) if (outer * inner >= 65536)\n";
-    o << "  for (int64_t t = 0; t < outer * nb; ++t) {\n";
-    o << "    const int64_t row = t / nb, j0 = (t % nb) * kBlock;\n";
-    o << "    const int64_t j1 = inner < j0 + kBlock ? inner : j0 + kBlock;\n";
-    emit_offsets(st, s, "row", o);
-    o << "    " << T << "* __restrict y = static_cast<" << T << "*>(B[" << s << "]) + row * inner;\n";
-    emit_two_paths(st, o, [&] { emit_store_loop(st, o, st.iter->dtype(), stream, "j0", "j1", "", value); });
-    o << "  }\n  }\n  }\n";
+    StageEnv env{[this](const Expr* x) -> long {
+                   auto it = slot_of_.find(x);
+                   return it == slot_of_.end() ? -1 : static_cast<long>(it->second);
+                 },
+                 [this](size_t k) -> const SlotVars& { return slot_vars(k); }, err_var()};
+    bool fails = false;
+    tir::StmtPtr stage = tir::split_parallel_threshold(lower_elementwise_stage(env, s, e, what, root_inline, &fails));
+    may_fail_ = may_fail_ || fails;
+    stages_ << "  {\n" << printer().stmt(stage, 1) << "  }\n";
+  }
+
+  // The entry's slot k as TIR variables: data as B[k] typed, shape and
+  // strides as the entry's sh<k> / st<k>.
+  const SlotVars& slot_vars(size_t k) {
+    while (slot_vars_.size() < slots_.size()) {
+      const size_t n = slot_vars_.size();
+      const ir::DType d = slots_[n].type->dtype();
+      SlotVars v{tir::Var::make("B" + S(n), tir::Type::pointer(d)),
+                 tir::Var::make("sh" + S(n), tir::Type::pointer(DType::kI64)),
+                 tir::Var::make("st" + S(n), tir::Type::pointer(DType::kI64)), slots_[n].type.get()};
+      entry_names_.emplace_back(v.data, "static_cast<" + ctype(d) + "*>(B[" + S(n) + "])");
+      entry_names_.emplace_back(v.shape, "sh" + S(n));
+      entry_names_.emplace_back(v.strides, "st" + S(n));
+      slot_vars_.push_back(std::move(v));
+    }
+    return slot_vars_.at(k);
+  }
+  const tir::VarPtr& err_var() {
+    if (!err_) {
+      err_ = tir::Var::make("err", tir::Type::pointer(DType::kI32));
+      entry_names_.emplace_back(err_, "err");
+      // The entry's own locals: no stage variable may take their names.
+      for (const char* n : {"B", "P", "SH", "ST", "RS", "rt", "err_"})
+        entry_names_.emplace_back(tir::Var::make(n, tir::Type::scalar(DType::kI64)), n);
+    }
+    return err_;
+  }
+  // A printer per stage: it names variables by node, and a stage's nodes
+  // die with it.
+  cpu::CppPrinter printer() {
+    err_var();
+    cpu::CppPrinter p;
+    for (const auto& [v, name] : entry_names_) p.predeclare(v, name);
+    return p;
   }
 
   // A produced input a row operation computes in its first pass (see
@@ -1433,6 +1457,9 @@ class Generator {
   std::ostringstream stages_;
   bool may_fail_ = false;
   std::vector<RuntimeScalar> scalars_;
+  std::deque<SlotVars> slot_vars_;
+  tir::VarPtr err_;
+  std::vector<std::pair<tir::VarPtr, std::string>> entry_names_;  // the entry's variables, as spelled there
 };
 
 }  // namespace

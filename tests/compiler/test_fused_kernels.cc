@@ -198,8 +198,11 @@ TEST_F(FusedKernels, DumpDirReceivesTheSource) {
   // an `if` clause is false, which dominated a 1-element call).
   size_t body = text.find("extern \"C\" int TF_ENTRY");
   std::string entry = text.substr(body);
-  EXPECT_NE(entry.find("if (outer * inner >= 65536) {\n  #pragma omp parallel for schedule(static)\n"),
-            std::string::npos) << entry;
+  const size_t branch = entry.find(">= INT64_C(65536))) {\n");
+  ASSERT_NE(branch, std::string::npos) << entry;
+  const std::string pragma = "#pragma omp parallel for schedule(static)\n";
+  const size_t next = entry.find_first_not_of(' ', entry.find('\n', branch) + 1);
+  EXPECT_EQ(entry.compare(next, pragma.size(), pragma), 0) << entry;
   EXPECT_NE(entry.find("} else {"), std::string::npos) << entry;
   EXPECT_EQ(entry.find("#pragma omp parallel for schedule(static) if ("), std::string::npos) << entry;
 }

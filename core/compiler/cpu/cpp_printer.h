@@ -1,0 +1,42 @@
+// The CPU target's printer: TIR -> C++17 that compiles against the prelude
+// (prelude.h) with `-O3 -march=native -fopenmp`. The printer decides no
+// schedule: every loop kind, allocation and call is in the TIR already;
+// it only spells them (a vectorized For is `#pragma omp simd` with its
+// reductions, a parallel one `#pragma omp parallel for`, a local Allocate
+// a 64-byte-aligned stack array, a storage-type Cast the prelude's
+// tf_widen / tf_narrow, a no-alias pointer `__restrict`).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+
+#include "core/tir/names.h"
+#include "core/tir/stmt.h"
+
+namespace tf::compiler::cpu {
+
+// The C++ spelling of a TIR type (tf_f16 for f16, float* for f32*).
+std::string cpp_type(const tir::Type& t);
+
+class CppPrinter {
+ public:
+  // Variables the printed code finds already declared under a given name
+  // (the entry's own locals); others are declared where TIR binds them.
+  void predeclare(const tir::VarPtr& v, const std::string& spelling);
+  // `s` as statements indented by `depth` levels of two spaces.
+  std::string stmt(const tir::StmtPtr& s, int depth);
+  std::string expr(const tir::ExprPtr& e);
+
+ private:
+  void print(const tir::StmtPtr& s, int depth);
+  void print_for(const tir::For& f, int depth);
+  std::string name(const tir::Var* v);
+  std::string cast(const tir::Cast& c);
+  std::string call(const tir::Call& c);
+
+  tir::NameTable names_;
+  std::unordered_map<const tir::Var*, std::string> fixed_;
+  std::string out_;
+};
+
+}  // namespace tf::compiler::cpu

@@ -1,0 +1,176 @@
+#include "core/compiler/scalar_lowering.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "core/compiler/emit_util.h"
+#include "core/ir/error.h"
+#include "core/ops/math/math.h"
+#include "core/ops/nn/nn.h"
+#include "core/ops/tensor/tensor.h"
+#include "core/tir/op.h"
+
+namespace tf::compiler {
+
+using ir::DType;
+using ops::BinaryKind;
+using ops::UnaryKind;
+using tir::ExprPtr;
+using tir::Type;
+
+DType compute_dtype(DType d) { return tir::is_compute_dtype(d) ? d : DType::kF32; }
+
+ExprPtr round_to(DType d, ExprPtr v) {
+  switch (d) {
+    case DType::kF16: return tir::call(Type::scalar(DType::kF32), "tf_rf16", {std::move(v)});
+    case DType::kBF16: return tir::call(Type::scalar(DType::kF32), "tf_rbf16", {std::move(v)});
+    case DType::kFP8E4M3: return tir::call(Type::scalar(DType::kF32), "tf_rfp8e4m3", {std::move(v)});
+    case DType::kF8E8M0: return tir::call(Type::scalar(DType::kF32), "tf_rf8e8m0", {std::move(v)});
+    default: return v;
+  }
+}
+
+namespace {
+
+// f<C>(args...) returning C: the prelude's templated scalar helpers.
+ExprPtr tcall(DType c, const std::string& f, std::vector<ExprPtr> args) {
+  return tir::call(Type::scalar(c), f, std::move(args), {Type::scalar(c)});
+}
+ExprPtr fcall(DType c, const std::string& f, ExprPtr x) { return tir::call(Type::scalar(c), f, {std::move(x)}); }
+ExprPtr zero(DType c) { return tir::imm(c, 0); }
+ExprPtr one(DType c) { return tir::imm(c, 1); }
+
+DType operand_compute(const ScalarArgs& a, size_t i) {
+  return compute_dtype(tensor_type(*a.call.args()[i]).dtype());
+}
+
+ExprPtr lower_binary(const ScalarArgs& a) {
+  const auto& op = static_cast<const ops::Binary&>(*a.call.op());
+  const DType in = tensor_type(*a.call.args()[0]).dtype(), c = compute_dtype(in);
+  const ExprPtr &x = a.args[0], &y = a.args[1];
+  const bool fl = ir::is_float(in);
+  switch (op.kind) {
+    case BinaryKind::kAdd: return fl ? tir::add(x, y) : tcall(c, "tf_wadd", {x, y});
+    case BinaryKind::kSub: return fl ? tir::sub(x, y) : tcall(c, "tf_wsub", {x, y});
+    case BinaryKind::kMul: return fl ? tir::mul(x, y) : tcall(c, "tf_wmul", {x, y});
+    case BinaryKind::kDiv:
+      if (fl) return tir::div(x, y);
+      return tir::Call::make(Type::scalar(c), "tf_floordiv", {x, y, a.err}, tir::Call::kExtern, {Type::scalar(c)});
+    case BinaryKind::kMinimum: return tcall(c, "tf_min", {x, y});
+    case BinaryKind::kMaximum: return tcall(c, "tf_max", {x, y});
+    case BinaryKind::kEq: return tir::eq(x, y);
+    case BinaryKind::kNe: return tir::ne(x, y);
+    case BinaryKind::kLt: return tir::lt(x, y);
+    case BinaryKind::kLe: return tir::le(x, y);
+    case BinaryKind::kGt: return tir::gt(x, y);
+    case BinaryKind::kGe: return tir::ge(x, y);
+    case BinaryKind::kLogicalAnd: return tir::land(tir::ne(x, zero(c)), tir::ne(y, zero(c)));
+    case BinaryKind::kLogicalOr: return tir::lor(tir::ne(x, zero(c)), tir::ne(y, zero(c)));
+    case BinaryKind::kLogicalXor: return tir::ne(tir::ne(x, zero(c)), tir::ne(y, zero(c)));
+  }
+  TF_CHECK(false, "scalar lowering: unknown Binary kind");
+}
+
+ExprPtr lower_unary(const ScalarArgs& a) {
+  const auto& op = static_cast<const ops::Unary&>(*a.call.op());
+  const DType c = compute_dtype(a.out);
+  const ExprPtr& x = a.args[0];
+  const bool fl = ir::is_float(a.out);
+  switch (op.kind) {
+    case UnaryKind::kNeg: return tcall(c, "tf_neg", {x});
+    case UnaryKind::kAbs: return tcall(c, "tf_abs", {x});
+    case UnaryKind::kLogicalNot: return tir::eq(x, zero(operand_compute(a, 0)));
+    case UnaryKind::kRsqrt: return tir::div(one(c), fcall(c, "std::sqrt", x));
+    case UnaryKind::kSqrt: return fcall(c, "std::sqrt", x);
+    case UnaryKind::kExp: return fcall(c, "tf_exp", x);
+    case UnaryKind::kLog: return fcall(c, "std::log", x);
+    case UnaryKind::kExp2: return fcall(c, "std::exp2", x);
+    case UnaryKind::kLog2: return fcall(c, "std::log2", x);
+    case UnaryKind::kCeil: return fl ? fcall(c, "std::ceil", x) : x;
+    case UnaryKind::kFloor: return fl ? fcall(c, "std::floor", x) : x;
+    case UnaryKind::kRound: return fl ? fcall(c, "std::nearbyint", x) : x;
+    case UnaryKind::kSquare: return tcall(c, "tf_square", {x});
+    case UnaryKind::kRelu: return tcall(c, "tf_relu", {x});
+    case UnaryKind::kSin: return fcall(c, "std::sin", x);
+    case UnaryKind::kCos: return fcall(c, "std::cos", x);
+  }
+  TF_CHECK(false, "scalar lowering: unknown Unary kind");
+}
+
+ExprPtr lower_cast(const ScalarArgs& a) {
+  if (a.out == DType::kBool) return tir::ne(a.args[0], zero(operand_compute(a, 0)));
+  return tir::cast(compute_dtype(a.out), a.args[0]);
+}
+
+// The nn activations, as the evaluator computes them: the sigmoid through
+// the compiled exp, tanh through libm (the exp form of tanh cancels near 0).
+ExprPtr lower_silu(const ScalarArgs& a) { return tcall(compute_dtype(a.out), "tf_silu", {a.args[0]}); }
+ExprPtr lower_gelu(const ScalarArgs& a) {
+  const DType c = compute_dtype(a.out);
+  if (static_cast<const ops::Gelu&>(*a.call.op()).approximate != "tanh") return tcall(c, "tf_gelu_erf", {a.args[0]});
+  if (a.stage && c == DType::kF32) return a.stage("tf_gelu_tanh_n", a.args[0]);
+  return tcall(c, "tf_gelu_tanh", {a.args[0]});
+}
+ExprPtr lower_relu(const ScalarArgs& a) { return tcall(compute_dtype(a.out), "tf_relu", {a.args[0]}); }
+ExprPtr lower_sigmoid(const ScalarArgs& a) {
+  const DType c = compute_dtype(a.out);
+  return tir::div(one(c), tir::add(one(c), fcall(c, "tf_exp", tir::neg(a.args[0]))));
+}
+ExprPtr lower_tanh(const ScalarArgs& a) { return fcall(compute_dtype(a.out), "std::tanh", a.args[0]); }
+ExprPtr lower_zeros(const ScalarArgs& a) { return zero(compute_dtype(a.out)); }
+
+bool never(const ir::Op&) { return false; }
+bool always(const ir::Op&) { return true; }
+bool cannot_fail(const ir::Call&) { return false; }
+bool unary_transcendental(const ir::Op& op) {
+  switch (static_cast<const ops::Unary&>(op).kind) {
+    case UnaryKind::kExp: case UnaryKind::kLog: case UnaryKind::kExp2: case UnaryKind::kLog2:
+    case UnaryKind::kSin: case UnaryKind::kCos: return true;
+    default: return false;
+  }
+}
+bool integer_division(const ir::Call& c) {
+  return static_cast<const ops::Binary&>(*c.op()).kind == BinaryKind::kDiv &&
+         !ir::is_float(tensor_type(*c.args()[0]).dtype());
+}
+
+struct Table {
+  std::mutex mu;
+  std::unordered_map<std::string, ScalarLowering> entries;
+  Table() {
+    entries = {
+        {"Binary", {lower_binary, never, integer_division}},
+        {"Unary", {lower_unary, unary_transcendental, cannot_fail}},
+        {"Cast", {lower_cast, never, cannot_fail}},
+        {"Silu", {lower_silu, always, cannot_fail}},
+        {"Gelu", {lower_gelu, always, cannot_fail}},
+        {"ReLU", {lower_relu, never, cannot_fail}},
+        {"Sigmoid", {lower_sigmoid, always, cannot_fail}},
+        {"Tanh", {lower_tanh, always, cannot_fail}},
+        {"Zeros", {lower_zeros, never, cannot_fail}},
+    };
+  }
+};
+
+Table& table() {
+  static Table t;
+  return t;
+}
+
+}  // namespace
+
+const ScalarLowering* find_scalar_lowering(std::string_view op_name) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.entries.find(std::string(op_name));
+  return it == t.entries.end() ? nullptr : &it->second;
+}
+
+void register_scalar_lowering(std::string op_name, ScalarLowering l) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (!t.entries.emplace(op_name, l).second)
+    ir::fail(ir::ErrorKind::kInvalidArgument, "a scalar lowering for op '" + op_name + "' is already registered");
+}
+
+}  // namespace tf::compiler

@@ -1,0 +1,30 @@
+// Passes over TIR that every target shares.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "core/tir/stmt.h"
+
+namespace tf::tir {
+
+using VarMap = std::unordered_map<const Var*, ExprPtr>;
+
+// s with every use of a key variable replaced by its value, folding what
+// becomes constant (op.h's builders).
+StmtPtr substitute(const StmtPtr& s, const VarMap& values);
+ExprPtr substitute(const ExprPtr& e, const VarMap& values);
+
+// `if (cond) s[values] else s`: a copy of s for the case where cond holds
+// and the variables have these values (Halide's specialize), e.g. unit
+// inner strides as constants, which a C compiler vectorizes without gathers.
+StmtPtr specialize(const StmtPtr& s, const ExprPtr& cond, const VarMap& values);
+
+// Every parallel For with a min_work condition becomes
+// `if (min_work) <parallel For> else <the same loop, serial>`. Rationale:
+// OpenMP's own `if` clause still builds a team when false, which costs
+// more than a small kernel's whole work; the plain branch skips the
+// threading runtime entirely.
+StmtPtr split_parallel_threshold(const StmtPtr& s);
+
+}  // namespace tf::tir

@@ -1,0 +1,180 @@
+// TIR nodes, builders, printer, verifier and mutator.
+#include <gtest/gtest.h>
+
+#include "core/ir/error.h"
+#include "core/tir/functor.h"
+#include "core/tir/op.h"
+#include "core/tir/printer.h"
+#include "core/tir/transform.h"
+#include "core/tir/verifier.h"
+
+namespace tf::tir {
+namespace {
+
+const Type kI64 = Type::scalar(DType::kI64);
+const Type kF32 = Type::scalar(DType::kF32);
+
+// y[i] = x[i * s] + 1 over i < n, parallel above 65536 elements.
+Function add_one() {
+  VarPtr x = Var::make("x", Type::pointer(DType::kF32)), y = Var::make("y", Type::pointer(DType::kF32));
+  VarPtr n = Var::make("n", kI64), s = Var::make("s", kI64), i = Var::make("i", kI64);
+  StmtPtr body = Store::make(y, i, add(load(x, mul(i, s)), imm(DType::kF32, 1.0)));
+  return Function{"add_one", {x, y, n, s}, For::make(i, i64(0), n, ForKind::kParallel, body, {}, ge(n, i64(65536)))};
+}
+
+TEST(Tir, BuildersFoldIndexArithmetic) {
+  VarPtr i = Var::make("i", kI64);
+  EXPECT_EQ(add(i, i64(0)).get(), i.get());
+  EXPECT_EQ(mul(i, i64(1)).get(), i.get());
+  EXPECT_TRUE(is_const_int(mul(i, i64(0)), 0));
+  EXPECT_TRUE(is_const_int(add(i64(2), mul(i64(3), i64(4))), 14));
+  EXPECT_TRUE(is_const_int(lt(i64(1), i64(2)), 1));
+  EXPECT_EQ(select(boolean(false), i, i64(7))->kind(), ExprKind::kIntImm);
+  EXPECT_EQ(land(boolean(true), lt(i, i64(3)))->kind(), ExprKind::kBinary);
+  // Floats are not folded: x + 0.0 is not x for x = -0.0.
+  VarPtr f = Var::make("f", kF32);
+  EXPECT_EQ(add(f, imm(DType::kF32, 0.0))->kind(), ExprKind::kBinary);
+}
+
+TEST(Tir, FactoriesRejectMalformedNodes) {
+  VarPtr i = Var::make("i", kI64), f = Var::make("f", kF32), p = Var::make("p", Type::pointer(DType::kF32));
+  EXPECT_THROW(Binary::make(BinaryOp::kAdd, i, f), ir::Error);                 // mixed types
+  EXPECT_THROW(Load::make(p, f), ir::Error);                                   // float index
+  EXPECT_THROW(Load::make(i, i64(0)), ir::Error);                              // not a pointer
+  EXPECT_THROW(Store::make(p, i64(0), i), ir::Error);                          // i64 into f32 memory
+  EXPECT_THROW(Assign::make(f, imm(DType::kF32, 1)), ir::Error);               // immutable
+  EXPECT_THROW(Select::make(i, f, f), ir::Error);                              // non-bool condition
+  EXPECT_THROW(For::make(i, i64(0), i64(4), ForKind::kSerial, Seq::make({Comment::make("x")}),
+                         {Reduction{Var::make("acc", kF32, true), BinaryOp::kAdd}}),
+               ir::Error);  // reductions need a vectorized loop
+}
+
+TEST(Tir, PrinterShowsLoopsKindsAndTypes) {
+  const std::string text = to_string(add_one());
+  EXPECT_EQ(text,
+            "func add_one(x: f32*, y: f32*, n: i64, s: i64) {\n"
+            "  for (i, 0, n) parallel min_work((n >= 65536)) {\n"
+            "    y[i] = (x[(i * s)] + 1.0f)\n"
+            "  }\n"
+            "}\n");
+}
+
+TEST(Tir, PrinterGivesDistinctVariablesDistinctNames) {
+  VarPtr a = Var::make("v", kI64), b = Var::make("v", kI64);
+  EXPECT_EQ(to_string(add(a, b)), "(v + v_1)");
+}
+
+TEST(Tir, VerifierAcceptsAWellFormedFunction) { EXPECT_NO_THROW(verify(add_one())); }
+
+void expect_rejected(const Function& f, const std::string& words) {
+  try {
+    verify(f);
+    FAIL() << "accepted:\n" << to_string(f);
+  } catch (const ir::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(Tir, VerifierRejectsAVariableOutsideItsScope) {
+  VarPtr y = Var::make("y", Type::pointer(DType::kI64)), i = Var::make("i", kI64);
+  StmtPtr loop = For::make(i, i64(0), i64(4), ForKind::kSerial, Store::make(y, i, i));
+  expect_rejected(Function{"f", {y}, Seq::make({loop, Store::make(y, i64(0), i)})}, "'i' used outside");
+}
+
+TEST(Tir, VerifierRejectsABinderRebindingItself) {
+  VarPtr y = Var::make("y", Type::pointer(DType::kI64)), i = Var::make("i", kI64);
+  StmtPtr loop = For::make(i, i64(0), i64(4), ForKind::kSerial, Store::make(y, i, i));
+  // The same loop twice in sequence (a specialization's two branches) is fine.
+  EXPECT_NO_THROW(verify(Function{"f", {y}, Seq::make({loop, loop})}));
+  expect_rejected(Function{"g", {y}, For::make(i, i64(0), i64(2), ForKind::kSerial, loop)}, "bound again");
+}
+
+TEST(Tir, VerifierRejectsArithmeticOnStorageTypes) {
+  VarPtr x = Var::make("x", Type::pointer(DType::kF16)), y = Var::make("y", Type::pointer(DType::kF16));
+  ExprPtr h = load(x, i64(0));
+  expect_rejected(Function{"f", {x, y}, Store::make(y, i64(0), Binary::make(BinaryOp::kAdd, h, h))},
+                  "storage type f16");
+  // Widened first, it is fine.
+  ExprPtr w = cast(DType::kF32, h);
+  EXPECT_NO_THROW(verify(Function{"g", {x, y}, Store::make(y, i64(0), cast(DType::kF16, add(w, w)))}));
+}
+
+TEST(Tir, VerifierRejectsReturnInsideALoopAndAStrayBarrier) {
+  VarPtr i = Var::make("i", kI64);
+  expect_rejected(Function{"f", {}, For::make(i, i64(0), i64(2), ForKind::kSerial, Return::make(i32(1)))},
+                  "return inside a loop");
+  expect_rejected(Function{"g", {}, Barrier::make()}, "barrier outside");
+}
+
+TEST(Tir, VerifierRejectsALocalAllocationOfRunTimeSize) {
+  VarPtr n = Var::make("n", kI64), b = Var::make("b", Type::pointer(DType::kF32));
+  expect_rejected(Function{"f", {n}, Allocate::make(b, n, MemoryScope::kLocal, Store::make(b, i64(0), imm(DType::kF32, 0)))},
+                  "run-time extent");
+}
+
+TEST(Tir, VerifierRejectsAReductionOfALoopLocalVariable) {
+  VarPtr i = Var::make("i", kI64), acc = Var::make("acc", kF32, true), x = Var::make("x", Type::pointer(DType::kF32));
+  StmtPtr loop = For::make(i, i64(0), i64(8), ForKind::kVectorized, Assign::make(acc, add(acc, load(x, i))),
+                           {Reduction{acc, BinaryOp::kAdd}});
+  EXPECT_NO_THROW(verify(Function{"ok", {x}, LetStmt::make(acc, imm(DType::kF32, 0), loop)}));
+  VarPtr acc2 = Var::make("acc", kF32, true);
+  StmtPtr inner = LetStmt::make(acc2, imm(DType::kF32, 0), Assign::make(acc2, load(x, i)));
+  VarPtr j = Var::make("j", kI64);
+  expect_rejected(Function{"bad", {x}, For::make(j, i64(0), i64(8), ForKind::kVectorized,
+                                                 For::make(i, i64(0), i64(1), ForKind::kSerial, inner),
+                                                 {Reduction{acc2, BinaryOp::kAdd}})},
+                  "not bound outside");
+}
+
+// Replaces one variable by an expression (uses only).
+class Substitute final : public Mutator {
+ public:
+  Substitute(const Var* v, ExprPtr by) : v_(v), by_(std::move(by)) {}
+
+ protected:
+  ExprPtr mutate_Var(const Var& n, const ExprPtr& self) override { return &n == v_ ? by_ : self; }
+
+ private:
+  const Var* v_;
+  ExprPtr by_;
+};
+
+TEST(Tir, MutatorRebuildsOnlyWhatChanged) {
+  Function f = add_one();
+  const Var* s = f.params[3].get();
+  Var unrelated("z", kI64, false);
+  EXPECT_EQ(Substitute(&unrelated, i64(1)).mutate(f.body).get(), f.body.get());
+  StmtPtr unit = Substitute(s, i64(1)).mutate(f.body);
+  EXPECT_NE(unit.get(), f.body.get());
+  EXPECT_NE(to_string(unit).find("y[i] = (x[i] + 1.0f)"), std::string::npos) << to_string(unit);
+}
+
+TEST(Tir, SpecializeCopiesTheBodyUnderItsCondition) {
+  Function f = add_one();
+  VarPtr s = f.params[3];
+  StmtPtr sp = specialize(f.body, eq(s, i64(1)), {{s.get(), i64(1)}});
+  const std::string text = to_string(sp);
+  EXPECT_NE(text.find("if ((s == 1)) {"), std::string::npos) << text;
+  EXPECT_NE(text.find("y[i] = (x[i] + 1.0f)"), std::string::npos) << text;
+  EXPECT_NE(text.find("y[i] = (x[(i * s)] + 1.0f)"), std::string::npos) << text;
+  EXPECT_NO_THROW(verify(Function{"f", f.params, sp}));
+  // A condition known at build time keeps one branch.
+  EXPECT_EQ(specialize(f.body, boolean(false), {{s.get(), i64(1)}}).get(), f.body.get());
+}
+
+TEST(Tir, ParallelThresholdBecomesABranchWithASerialCopy) {
+  Function f = add_one();
+  StmtPtr split = split_parallel_threshold(f.body);
+  auto* branch = as<IfThenElse>(split);
+  ASSERT_TRUE(branch) << to_string(split);
+  EXPECT_EQ(to_string(branch->cond()), "(n >= 65536)");
+  EXPECT_EQ(as<For>(branch->then_case())->for_kind(), ForKind::kParallel);
+  EXPECT_FALSE(as<For>(branch->then_case())->min_work());
+  EXPECT_EQ(as<For>(branch->else_case())->for_kind(), ForKind::kSerial);
+  EXPECT_NO_THROW(verify(Function{"f", f.params, split}));
+  // Nothing to split: the same tree back.
+  EXPECT_EQ(split_parallel_threshold(split).get(), split.get());
+}
+
+}  // namespace
+}  // namespace tf::tir
