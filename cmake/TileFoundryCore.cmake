@@ -46,3 +46,16 @@ set_source_files_properties(${PROJECT_SOURCE_DIR}/core/runtime/gemm.cc PROPERTIE
 tf_core_layer(tf_eval eval tf_sema tf_runtime ${BLAS_LIBRARIES})
 # The native backend: generates C++, runs the system compiler, dlopens.
 tf_core_layer(tf_compiler compiler tf_sema tf_tir tf_runtime ${BLAS_LIBRARIES} ${CMAKE_DL_LIBS})
+# Every generated kernel starts with the text of core/runtime/scalar_numerics.h,
+# the scalar numerics the evaluator compiles too: one copy, embedded at build
+# time (core/compiler/prelude.cc), so an edit of the header rebuilds the prelude.
+set(TF_SCALAR_NUMERICS_SOURCE ${CMAKE_BINARY_DIR}/generated/scalar_numerics_source.cc)
+add_custom_command(
+  OUTPUT ${TF_SCALAR_NUMERICS_SOURCE}
+  COMMAND ${CMAKE_COMMAND} -DINPUT=${PROJECT_SOURCE_DIR}/core/runtime/scalar_numerics.h
+          -DOUTPUT=${TF_SCALAR_NUMERICS_SOURCE} -DNAMESPACE=tf::compiler -DFUNCTION=scalar_numerics_source
+          -DINCLUDE=core/compiler/prelude.h -P ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+  DEPENDS ${PROJECT_SOURCE_DIR}/core/runtime/scalar_numerics.h ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+  COMMENT "Embedding core/runtime/scalar_numerics.h in the kernel prelude"
+  VERBATIM)
+target_sources(tf_compiler PRIVATE ${TF_SCALAR_NUMERICS_SOURCE})

@@ -13,6 +13,8 @@
 #include "core/runtime/buffer_pool.h"
 #include "core/runtime/threads.h"
 #include "core/runtime/gemm.h"
+#include "core/runtime/kernel_errors.h"
+#include "core/runtime/scalar_numerics.h"
 #include "core/sema/dispatch.h"
 
 namespace tf::compiler {
@@ -29,6 +31,30 @@ struct RuntimeTable {
 
 // The same GEMM as the evaluator's (runtime/gemm.h), so products agree bit for bit.
 const RuntimeTable kRuntime{runtime::sgemm, runtime::dgemm, nullptr};
+
+// tf_floordiv (scalar_numerics.h) records division by zero itself: its code
+// must be the one codegen.h gives that error.
+static_assert(kErrDivByZero == tf_err_div_by_zero, "codegen.h and scalar_numerics.h number division by zero alike");
+
+// A generated entry's nonzero result as the evaluator's Error: the same
+// message functions (runtime/kernel_errors.h), fed from rt->info.
+[[noreturn]] void raise_kernel_error(int code, const int64_t* info) {
+  std::string message;
+  switch (code) {
+    case kErrDivByZero: message = runtime::div_by_zero_message(); break;
+    case kErrEmptyMean: message = runtime::empty_mean_message(); break;
+    case kErrRopePosition: message = runtime::rope_position_message(info[0], info[1]); break;
+    case kErrInsertWindow: message = runtime::insert_window_message(info[0], info[1], info[2], info[3]); break;
+    case kErrCachePos: message = runtime::cache_pos_message(info[0]); break;
+    case kErrCacheCount: message = runtime::cache_count_message(info[0], info[1]); break;
+    case kErrCacheEnd: message = runtime::cache_end_message(info[0], info[1], info[2]); break;
+    case kErrGatherIndex: message = runtime::gather_index_message(info[0], info[1], info[2]); break;
+    case kErrTopKCount: message = runtime::topk_count_message(info[0], info[1], info[2]); break;
+    case kErrShapeIndex: message = runtime::shape_index_message(info[0], info[1]); break;
+    default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
+  }
+  ir::fail(ir::ErrorKind::kRuntime, message);
+}
 
 // The temporaries of one call, returned to the pool when the call ends
 // (also when it throws).
@@ -159,38 +185,8 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
   RuntimeTable rt = kRuntime;
   rt.info = info;
   const runtime::OmpTeamScope threads(lib_->omp_get_max_threads, lib_->omp_set_num_threads);
-  switch (entry_(ptrs.data(), shapes.data(), strides.data(), &rt)) {
-    case 0: return;
-    case kErrDivByZero: ir::fail(ir::ErrorKind::kRuntime, "'div': integer division by zero");
-    case kErrEmptyMean:
-      ir::fail(ir::ErrorKind::kRuntime, "'reduce' kind \"mean\": mean over an empty axis has no value");
-    case kErrRopePosition:
-      ir::fail(ir::ErrorKind::kRuntime, "'rope': pos_ids value " + std::to_string(info[0]) +
-                                            " is out of range for caches of length " + std::to_string(info[1]));
-    case kErrInsertWindow:
-      ir::fail(ir::ErrorKind::kRuntime, "'insert_slice': window [" + std::to_string(info[0]) + ", " +
-                                            std::to_string(info[1]) + ") on axis " + std::to_string(info[2]) +
-                                            " is out of bounds for dst extent " + std::to_string(info[3]));
-    case kErrCachePos:
-      ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos must be >= 0, but is " + std::to_string(info[0]));
-    case kErrCacheCount:
-      ir::fail(ir::ErrorKind::kRuntime, "'cache_update': s must be in [1, new.len = " + std::to_string(info[0]) +
-                                            "], but is " + std::to_string(info[1]));
-    case kErrCacheEnd:
-      ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos + s (" + std::to_string(info[0]) + " + " +
-                                            std::to_string(info[1]) + ") must not exceed cache.len (" +
-                                            std::to_string(info[2]) + ")");
-    case kErrGatherIndex:
-      ir::fail(ir::ErrorKind::kRuntime, "'gather': index " + std::to_string(info[0]) + " is out of range for axis " +
-                                            std::to_string(info[1]) + " of extent " + std::to_string(info[2]));
-    case kErrTopKCount:
-      ir::fail(ir::ErrorKind::kRuntime, "'topk': k = " + std::to_string(info[0]) + " is outside [0, " +
-                                            std::to_string(info[1]) + "] for axis " + std::to_string(info[2]));
-    case kErrShapeIndex:
-      ir::fail(ir::ErrorKind::kRuntime, "'shape_extract': index " + std::to_string(info[0]) +
-                                            " is out of range for a shape of length " + std::to_string(info[1]));
-    default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
-  }
+  const int code = entry_(ptrs.data(), shapes.data(), strides.data(), &rt);
+  if (code != 0) raise_kernel_error(code, info);
 }
 
 std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {

@@ -1,12 +1,19 @@
 // The evaluator's kernel table: one Kernel per registered op name (the
-// ops::OpInfo::name, e.g. "Binary"). Each op family registers its kernels
-// from one function in eval/kernels/<family>.cc, mirroring ops/registry.h.
+// ops::OpInfo::name, e.g. "Binary") — the evaluator's part of an op's
+// definition, attached the way every layer above ops attaches its part
+// (ops::OpPartTable, core/ops/part_table.h). The built-in families register
+// from one function each in eval/kernels/<family>.cc, mirroring
+// ops/registry.h; register_kernel adds one at run time (an op defined
+// outside core: a test, an embedding application), under the rule
+// "register before use".
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ir/expr.h"
+#include "core/ops/part_table.h"
 #include "core/runtime/ndarray.h"
 
 namespace tf::eval {
@@ -36,20 +43,35 @@ using Kernel = runtime::NDArray (*)(const KernelArgs& args);
 // A kernel of an op whose result is a TupleType: one fresh array per field.
 using TupleKernel = std::vector<runtime::NDArray> (*)(const KernelArgs& args);
 
+// A kernel is one of the two forms.
+struct KernelEntry {
+  Kernel kernel = nullptr;
+  TupleKernel tuple_kernel = nullptr;
+};
+
 class KernelTable {
  public:
+  // Error(kInvalidArgument) when op_name already has a kernel (of either form).
   void add(std::string op_name, Kernel k);
   void add_tuple(std::string op_name, TupleKernel k);
   // Null when there is none.
-  Kernel find(const std::string& op_name) const;
-  TupleKernel find_tuple(const std::string& op_name) const;
+  Kernel find(std::string_view op_name) const;
+  TupleKernel find_tuple(std::string_view op_name) const;
+  // This table as a part of the completeness check (ops/completeness.h).
+  ops::OpPart part() const { return entries_.part(); }
 
  private:
-  std::vector<std::pair<std::string, Kernel>> kernels_;
-  std::vector<std::pair<std::string, TupleKernel>> tuple_kernels_;
+  ops::OpPartTable<KernelEntry> entries_{"an evaluator kernel"};
 };
 
-const KernelTable& kernel_table();
+// The process's table, with the built-in kernels.
+KernelTable& kernel_table();
+
+// Attach the evaluator kernel of an op registered outside core.
+void register_kernel(std::string op_name, Kernel k);
+void register_tuple_kernel(std::string op_name, TupleKernel k);
+// The evaluator's part, for ops::missing_parts.
+ops::OpPart kernel_part();
 
 void register_math_kernels(KernelTable& t);
 void register_tensor_kernels(KernelTable& t);

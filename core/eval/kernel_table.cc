@@ -37,34 +37,39 @@ ir::DType KernelArgs::out_dtype(size_t field) const {
   return f->dtype();
 }
 
-void KernelTable::add_tuple(std::string op_name, TupleKernel k) { tuple_kernels_.emplace_back(std::move(op_name), k); }
+void KernelTable::add(std::string op_name, Kernel k) { entries_.add(std::move(op_name), {k, nullptr}); }
 
-TupleKernel KernelTable::find_tuple(const std::string& op_name) const {
-  for (const auto& [name, k] : tuple_kernels_)
-    if (name == op_name) return k;
-  return nullptr;
+void KernelTable::add_tuple(std::string op_name, TupleKernel k) { entries_.add(std::move(op_name), {nullptr, k}); }
+
+Kernel KernelTable::find(std::string_view op_name) const {
+  const KernelEntry* e = entries_.find(op_name);
+  return e ? e->kernel : nullptr;
 }
 
-void KernelTable::add(std::string op_name, Kernel k) { kernels_.emplace_back(std::move(op_name), k); }
-
-Kernel KernelTable::find(const std::string& op_name) const {
-  for (const auto& [name, k] : kernels_)
-    if (name == op_name) return k;
-  return nullptr;
+TupleKernel KernelTable::find_tuple(std::string_view op_name) const {
+  const KernelEntry* e = entries_.find(op_name);
+  return e ? e->tuple_kernel : nullptr;
 }
 
-const KernelTable& kernel_table() {
-  static const KernelTable table = [] {
-    KernelTable t;
+KernelTable& kernel_table() {
+  static KernelTable t;
+  static const bool builtins = [] {
     register_math_kernels(t);
     register_tensor_kernels(t);
     register_nn_kernels(t);
     register_shape_kernels(t);
     register_sharding_kernels(t);
-    return t;
+    return true;
   }();
-  return table;
+  (void)builtins;
+  return t;
 }
+
+void register_kernel(std::string op_name, Kernel k) { kernel_table().add(std::move(op_name), k); }
+
+void register_tuple_kernel(std::string op_name, TupleKernel k) { kernel_table().add_tuple(std::move(op_name), k); }
+
+ops::OpPart kernel_part() { return kernel_table().part(); }
 
 bool has_kernel(const std::string& op_name) {
   return kernel_table().find(op_name) != nullptr || kernel_table().find_tuple(op_name) != nullptr;

@@ -480,7 +480,7 @@ std::string print_module(const ir::Module& m) {
     }
     reserved.insert(f->name());
   }
-  for (const auto& s : ops::all_surfaces()) reserved.insert(s.name);
+  for (const ops::SurfaceFn& s : ops::all_surfaces()) reserved.insert(s.name);
   for (const char* s : {"Mesh", "ShardLayout", "Split", "Broadcast", "Partial", "Layout", "reshard", "local"})
     reserved.insert(s);
   for (const auto& d : dims) reserved.insert(d.first);

@@ -1,8 +1,11 @@
 // The DSL's function surface (docs/dsl.md §7): each name the user can call
 // — add, cmp_eq, sum, rms_norm, ... — with its parameters and a builder of
-// the Op it denotes. The frontend resolves calls through this table;
-// the printer writes op.surface_name() + op.surface_attrs(), which is always
-// an entry here, so printing and parsing are inverse by construction.
+// the Op it denotes. Each op's record (registry.h, OpInfo::surfaces) holds
+// its own functions; the lookups below read the registry, so there is no
+// separate table to keep in step. The frontend resolves calls through
+// find_surface; the printer writes op.surface_name() + op.surface_attrs(),
+// which is always an entry here, so printing and parsing are inverse by
+// construction.
 #pragma once
 
 #include <functional>
@@ -42,8 +45,24 @@ struct SurfaceFn {
   std::function<ir::OpPtr(const std::vector<ir::AttrValue>&)> make;
 };
 
+// Parameters, as an op's record declares them.
+SurfaceParam tensor_param(const char* name);
+SurfaceParam attr_param(const char* name, AttrType t, std::optional<ir::AttrValue> def = std::nullopt);
+// A tensor param that takes one ir::Tuple of tensors (SurfaceParam::tuple).
+SurfaceParam tuple_param(const char* name);
+
+// Attribute i of a builder's argument list, as the C++ type of its AttrType.
+template <typename T>
+const T& attr_arg(const std::vector<ir::AttrValue>& attrs, size_t i) {
+  return std::get<T>(attrs.at(i));
+}
+
+// Null when no registered op has a surface function of that name.
 const SurfaceFn* find_surface(std::string_view name);
-const std::vector<SurfaceFn>& all_surfaces();
+// Every surface function, in op registration order. A snapshot: an op
+// registered later is not in it; the functions themselves live as long as
+// the process.
+std::vector<std::reference_wrapper<const SurfaceFn>> all_surfaces();
 
 // Converts a literal to the parameter's type (int -> float, int -> (int,),
 // ints -> shape, "rmem" -> storage); nullopt when it does not convert.

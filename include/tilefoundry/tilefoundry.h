@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 4
+#define TF_VERSION_MINOR 5
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
@@ -124,6 +124,19 @@ TF_API tf_status tf_module_export_library(tf_module m, const char* path);
  * when path cannot be loaded, TF_ERR_INVALID_ARGUMENT when it is not a
  * TileFoundry kernel library. Release *out with tf_module_release. Since 0.2. */
 TF_API tf_status tf_module_load_library(const char* path, tf_module* out);
+
+/* --- the DSL's names ---------------------------------------------------- */
+/* Every name a kernel file may call inside a @func body besides the
+ * compile-time builtins DimVar, dim_min and dim_max: the surface functions
+ * (add, sum, rms_norm, ...; docs/dsl.md section 7) and the calls the parser
+ * spells itself (reshard, local, tile, load_tile). A language binding that
+ * makes kernel files valid source in its language (the Python package's
+ * `tilefoundry.dsl`) defines these names from this list rather than keeping
+ * its own. The list does not change while the library is loaded. Since 0.5. */
+TF_API tf_status tf_surface_function_count(size_t* out);
+/* Name i, i < the count; *out is static (valid as long as the library is
+ * loaded). Since 0.5. */
+TF_API tf_status tf_surface_function_name(size_t i, const char** out);
 
 /* --- kernels ------------------------------------------------------------ */
 /* opts may be NULL for the defaults. The kernel keeps its module alive. */

@@ -37,6 +37,9 @@ static void test_module_functions(tf_module m) {
                "out_text is NULL");
   CHECK(text == NULL);
 
+  CHECK_STATUS(tf_surface_function_count(NULL), TF_ERR_INVALID_ARGUMENT, "out is NULL");
+  CHECK_STATUS(tf_surface_function_name(0, NULL), TF_ERR_INVALID_ARGUMENT, "out is NULL");
+
   tf_module_release(NULL); /* a no-op */
 }
 

@@ -37,6 +37,36 @@ static void test_version_and_names(void) {
   CHECK(tf_status_name((tf_status)1234) != NULL);
 }
 
+#define TF_TEST_MAX_NAMES 512
+
+/* 1 when name is among names[0..n). */
+static int lists(const char* const* names, size_t n, const char* name) {
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (strcmp(names[i], name) == 0) return 1;
+  return 0;
+}
+
+static void test_surface_function_names(void) {
+  const char* names[TF_TEST_MAX_NAMES];
+  size_t n = 0, i, j, repeats = 0;
+  const char* kept = (const char*)&kept; /* a value the failure must leave alone */
+  CHECK_OK(tf_surface_function_count(&n));
+  CHECK(n > 50 && n <= TF_TEST_MAX_NAMES);
+  if (n > TF_TEST_MAX_NAMES) n = TF_TEST_MAX_NAMES;
+  for (i = 0; i < n; ++i) CHECK_OK(tf_surface_function_name(i, &names[i]));
+  /* An op surface function, a reduce alias, an nn function, the parser's own calls. */
+  CHECK(lists(names, n, "add") && lists(names, n, "abs_max") && lists(names, n, "rms_norm"));
+  CHECK(lists(names, n, "reshard") && lists(names, n, "local"));
+  CHECK(lists(names, n, "tile") && lists(names, n, "load_tile"));
+  CHECK(!lists(names, n, "DimVar")); /* a compile-time builtin, not a tensor call */
+  for (i = 0; i < n; ++i)
+    for (j = i + 1; j < n; ++j) repeats += strcmp(names[i], names[j]) == 0;
+  CHECK(repeats == 0);
+  CHECK_STATUS(tf_surface_function_name(n, &kept), TF_ERR_INVALID_ARGUMENT, "out of range");
+  CHECK(kept == (const char*)&kept);
+}
+
 static void test_parse_error(void) {
   const char* src =
       "from tilefoundry.dsl import *\n\n@func\ndef f(x: Tensor[(4,), f32]) -> :\n    return x\n";
@@ -218,6 +248,7 @@ static void test_last_error_is_per_thread_state(void) {
 int main(void) {
   CHECK(tf_last_error() != NULL && tf_last_error()[0] == '\0');
   test_version_and_names();
+  test_surface_function_names();
   test_parse_error();
   test_type_error();
   test_module_queries();

@@ -1,5 +1,4 @@
 #include "core/ops/math/math.h"
-#include "core/ops/registry.h"
 #include "core/ops/tensor/tensor.h"
 #include "eval_helpers.h"
 
@@ -118,11 +117,6 @@ TEST(Evaluator, GridRegionRunsItsCarryChain) {
   ir::ModulePtr m = sema::seal(ir::Target::default_cpu(), {fn});
   auto out = eval::evaluate(*m, *m->lookup("f"), {f32({2}, {1, 2})});
   EXPECT_EQ(values<float>(out[0]), (std::vector<double>{4, 8}));
-}
-
-TEST(Evaluator, HasKernelForEveryRegisteredOp) {
-  for (const ops::OpInfo& info : ops::all_ops()) EXPECT_TRUE(eval::has_kernel(info.name)) << info.name;
-  EXPECT_FALSE(eval::has_kernel("NoSuchOp"));
 }
 
 }  // namespace

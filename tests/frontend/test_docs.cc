@@ -198,7 +198,7 @@ TEST_F(DslDoc, ErrorExamplesMatchTheParser) {
 }
 
 TEST_F(DslDoc, ListsEverySurfaceFunction) {
-  for (const auto& fn : ops::all_surfaces())
+  for (const ops::SurfaceFn& fn : ops::all_surfaces())
     EXPECT_NE(doc_.find("`" + fn.name + "("), std::string::npos)
         << "docs/dsl.md does not document `" << fn.name << "(...)`";
 }

@@ -194,7 +194,7 @@ TEST(RMSNorm, WeightIsRank1OverTheLastAxis) {
 }
 
 TEST(Registry, EverySurfaceBuildsARegisteredOp) {
-  for (const auto& s : all_surfaces()) {
+  for (const SurfaceFn& s : all_surfaces()) {
     std::vector<AttrValue> attrs;
     bool all_defaults = true;
     for (const auto& p : s.params) {

@@ -3,6 +3,7 @@
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/shape/shape.h"
 #include "core/ops/tensor/tensor.h"
+#include "core/runtime/kernel_errors.h"
 
 namespace tf::eval {
 namespace {
@@ -52,8 +53,7 @@ NDArray shape_extract_kernel(const KernelArgs& args) {
   int64_t i = args.op<ops::ShapeExtract>().index;
   if (i < 0) i += n;
   if (i < 0 || i >= n)
-    ir::fail(ir::ErrorKind::kRuntime, "'shape_extract': index " + std::to_string(args.op<ops::ShapeExtract>().index) +
-                                          " is out of range for a shape of length " + std::to_string(n));
+    ir::fail(ir::ErrorKind::kRuntime, runtime::shape_index_message(args.op<ops::ShapeExtract>().index, n));
   NDArray out = NDArray::empty(ir::DType::kI64, {});
   *mutable_data_of<int64_t>(out) = data_of<int64_t>(s)[i * s.strides()[0]];
   return out;

@@ -7,6 +7,7 @@
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/nn/nn.h"
 #include "core/runtime/gemm.h"
+#include "core/runtime/kernel_errors.h"
 
 namespace tf::eval {
 namespace {
@@ -24,11 +25,7 @@ NDArray elementwise(const KernelArgs& args, F f) {
 }
 
 NDArray relu_kernel(const KernelArgs& args) {
-  return elementwise(args, [](auto x) {
-    using C = decltype(x);
-    if constexpr (std::is_floating_point_v<C>) if (std::isnan(x)) return x;
-    return x < C(0) ? C(0) : x;
-  });
+  return elementwise(args, [](auto x) { return ::tf_relu(x); });
 }
 
 NDArray sigmoid_kernel(const KernelArgs& args) {
@@ -180,8 +177,7 @@ NDArray rope_one(const NDArray& x, const NDArray& cos, const NDArray& sin, const
     for (int64_t s = 0; s < S; ++s) {
       const int64_t p = pos_at(pos, b, s);
       if (p < 0 || p >= P)
-        ir::fail(ir::ErrorKind::kRuntime, "'rope': pos_ids value " + std::to_string(p) +
-                                              " is out of range for caches of length " + std::to_string(P));
+        ir::fail(ir::ErrorKind::kRuntime, runtime::rope_position_message(p, P));
       for (int64_t h = 0; h < H; ++h) {
         const T* xr = data_of<T>(x) + b * xs[0] + s * xs[1] + h * xs[2];
         for (int64_t i = 0; i < D; ++i) {

@@ -3,18 +3,16 @@
 // Runtime-data checks (indices, offsets, cur_pos, s) raise Error(kRuntime)
 // before anything is written.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <numeric>
 
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/tensor/tensor.h"
+#include "core/runtime/kernel_errors.h"
 
 namespace tf::eval {
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
 
 // The value of a rank-0 (or all-size-1) integer tensor.
 int64_t read_int(const NDArray& a) {
@@ -61,8 +59,7 @@ NDArray gather_kernel(const KernelArgs& args) {
     for (size_t d = 0; d < ni; ++d) ipos[b + d] = o[ax + d];
     const int64_t j = int_at(ind, ipos);
     if (j < 0 || j >= n)
-      ir::fail(ir::ErrorKind::kRuntime, "'gather': index " + str(j) + " is out of range for axis " + str(axis) +
-                                            " of extent " + str(n));
+      ir::fail(ir::ErrorKind::kRuntime, runtime::gather_index_message(j, axis, n));
     int64_t off = 0;
     for (size_t d = 0; d < ax; ++d) off += o[d] * x.strides()[d];
     off += j * x.strides()[ax];
@@ -86,9 +83,8 @@ NDArray insert_slice_kernel(const KernelArgs& args) {
   for (size_t a = 0; a < dst.ndim(); ++a) {
     const int64_t off = read_int(args.inputs[2 + a]);
     if (off < 0 || off + up.shape()[a] > dst.shape()[a])
-      ir::fail(ir::ErrorKind::kRuntime, "'insert_slice': window [" + str(off) + ", " + str(off + up.shape()[a]) +
-                                            ") on axis " + str(static_cast<int64_t>(a)) +
-                                            " is out of bounds for dst extent " + str(dst.shape()[a]));
+      ir::fail(ir::ErrorKind::kRuntime, runtime::insert_window_message(off, off + up.shape()[a],
+                                                                       static_cast<int64_t>(a), dst.shape()[a]));
     start.push_back(off);
   }
   NDArray out = contiguous_copy(dst);
@@ -101,12 +97,9 @@ NDArray cache_update_kernel(const KernelArgs& args) {
   const NDArray& new_ = args.inputs[3];
   const int64_t pos = read_int(args.inputs[1]), s = read_int(args.inputs[2]);
   const int64_t len = cache.shape()[1], new_len = new_.shape()[1];
-  if (pos < 0) ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos must be >= 0, but is " + str(pos));
-  if (s < 1 || s > new_len)
-    ir::fail(ir::ErrorKind::kRuntime, "'cache_update': s must be in [1, new.len = " + str(new_len) + "], but is " + str(s));
-  if (pos + s > len)
-    ir::fail(ir::ErrorKind::kRuntime, "'cache_update': cur_pos + s (" + str(pos) + " + " + str(s) +
-                                          ") must not exceed cache.len (" + str(len) + ")");
+  if (pos < 0) ir::fail(ir::ErrorKind::kRuntime, runtime::cache_pos_message(pos));
+  if (s < 1 || s > new_len) ir::fail(ir::ErrorKind::kRuntime, runtime::cache_count_message(new_len, s));
+  if (pos + s > len) ir::fail(ir::ErrorKind::kRuntime, runtime::cache_end_message(pos, s, len));
   NDArray out = contiguous_copy(cache);
   std::vector<int64_t> shape = new_.shape();
   shape[1] = s;
@@ -114,8 +107,9 @@ NDArray cache_update_kernel(const KernelArgs& args) {
   return out;
 }
 
-// torch.topk order: NaN is greater than every number; among equal values
-// the lower index comes first (a stable sort).
+// torch.topk order (tf_topk_greater, shared with generated code): NaN is
+// greater than every number; among equal values the lower index comes first
+// (a stable sort).
 template <typename T>
 std::vector<NDArray> topk_typed(const KernelArgs& args, size_t axis) {
   const auto& op = args.op<ops::TopK>();
@@ -131,13 +125,7 @@ std::vector<NDArray> topk_typed(const KernelArgs& args, size_t axis) {
   for (int64_t r = 0, rows = runtime::shape_numel(outer); r < rows; ++r, c.next()) {
     const T* line = px + c.offset(0);
     auto v = [&](int64_t i) { return widen(line[i * x.strides()[axis]]); };
-    auto greater = [&](int64_t a, int64_t b) {
-      auto va = v(a), vb = v(b);
-      if constexpr (std::is_floating_point_v<decltype(va)>) {
-        if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb);
-      }
-      return va > vb;
-    };
+    auto greater = [&](int64_t a, int64_t b) { return ::tf_topk_greater(v(a), v(b)); };
     std::iota(order.begin(), order.end(), 0);
     if (op.largest) std::stable_sort(order.begin(), order.end(), greater);
     else std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return greater(b, a); });
@@ -157,8 +145,7 @@ std::vector<NDArray> topk_kernel(const KernelArgs& args) {
   if (axis < 0) axis += static_cast<int64_t>(x.ndim());
   const int64_t k = args.out_shape(0)[static_cast<size_t>(axis)];
   if (k < 0 || k > x.shape()[static_cast<size_t>(axis)])
-    ir::fail(ir::ErrorKind::kRuntime, "'topk': k = " + str(k) + " is outside [0, " +
-                                          str(x.shape()[static_cast<size_t>(axis)]) + "] for axis " + str(axis));
+    ir::fail(ir::ErrorKind::kRuntime, runtime::topk_count_message(k, x.shape()[static_cast<size_t>(axis)], axis));
   return dispatch_dtype(x.dtype(), [&](auto tag) -> std::vector<NDArray> {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) TF_CHECK(false, "TopK on bool passed typeinfer");

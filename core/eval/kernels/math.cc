@@ -1,13 +1,14 @@
 // Binary and Unary kernels, torch CPU semantics without dtype promotion.
 // Floats compute in compute_t<T> (float for f16/bf16) and round once.
-// Signed integer add/sub/mul/neg/abs/square wrap modulo 2^bits (two's
-// complement, as torch's int kernels do in practice) instead of being UB.
+// Signed integer add/sub/mul/neg/abs/square wrap modulo 2^bits; min / max
+// propagate NaN. Those scalar forms are the shared ones of
+// core/runtime/scalar_numerics.h, which generated kernels compile too.
 #include <cmath>
-#include <limits>
 
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/math/math.h"
+#include "core/runtime/kernel_errors.h"
 
 namespace tf::eval {
 namespace {
@@ -15,51 +16,14 @@ namespace {
 using ops::BinaryKind;
 using ops::UnaryKind;
 
-template <typename T>
-T wrap_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-}
-template <typename T>
-T wrap_sub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  // uint8/uint16 promote to (signed) int, so multiply in at least unsigned int.
-  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-  return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
-}
-
-// Integer `div` is floor division, i.e. torch.div(a, b, rounding_mode="floor").
-// Rationale: Binary keeps the dtype (no promotion), so torch's true division
-// is not expressible for ints; floor division is the integer division that
-// agrees with Python's `//`. A zero divisor raises Error(kRuntime) rather than
-// trapping; INT_MIN // -1 wraps to INT_MIN.
+// Integer `div` is floor division (tf_floordiv, shared with generated code);
+// a zero divisor raises Error(kRuntime) rather than trapping.
 template <typename T>
 T floor_div(T a, T b) {
-  if (b == 0) ir::fail(ir::ErrorKind::kRuntime, "'div': integer division by zero");
-  if (b == -1) return wrap_sub<T>(0, a);
-  T q = static_cast<T>(a / b);
-  T r = static_cast<T>(a % b);
-  if (r != 0 && ((r < 0) != (b < 0))) --q;
+  int err = 0;
+  const T q = ::tf_floordiv<T>(a, b, &err);
+  if (err) ir::fail(ir::ErrorKind::kRuntime, runtime::div_by_zero_message());
   return q;
-}
-
-// torch.minimum / torch.maximum propagate NaN.
-template <typename C>
-C nan_min(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>)
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
-  return b < a ? b : a;
-}
-template <typename C>
-C nan_max(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>)
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
-  return a < b ? b : a;
 }
 
 template <typename T>
@@ -68,12 +32,12 @@ T arithmetic(BinaryKind k, T x, T y) {
     TF_CHECK(false, "arithmetic Binary on bool passed typeinfer");
   } else if constexpr (is_int_v<T>) {
     switch (k) {
-      case BinaryKind::kAdd: return wrap_add(x, y);
-      case BinaryKind::kSub: return wrap_sub(x, y);
-      case BinaryKind::kMul: return wrap_mul(x, y);
+      case BinaryKind::kAdd: return ::tf_wadd(x, y);
+      case BinaryKind::kSub: return ::tf_wsub(x, y);
+      case BinaryKind::kMul: return ::tf_wmul(x, y);
       case BinaryKind::kDiv: return floor_div(x, y);
-      case BinaryKind::kMinimum: return nan_min(x, y);
-      case BinaryKind::kMaximum: return nan_max(x, y);
+      case BinaryKind::kMinimum: return ::tf_min(x, y);
+      case BinaryKind::kMaximum: return ::tf_max(x, y);
       default: break;
     }
   } else {
@@ -84,8 +48,8 @@ T arithmetic(BinaryKind k, T x, T y) {
       case BinaryKind::kSub: return narrow<T>(a - b);
       case BinaryKind::kMul: return narrow<T>(a * b);
       case BinaryKind::kDiv: return narrow<T>(a / b);
-      case BinaryKind::kMinimum: return narrow<T>(nan_min(a, b));
-      case BinaryKind::kMaximum: return narrow<T>(nan_max(a, b));
+      case BinaryKind::kMinimum: return narrow<T>(::tf_min(a, b));
+      case BinaryKind::kMaximum: return narrow<T>(::tf_max(a, b));
       default: break;
     }
   }
@@ -131,13 +95,13 @@ NDArray binary_kernel(const KernelArgs& args) {
 template <typename T>
 T unary_int(UnaryKind k, T x) {
   switch (k) {
-    case UnaryKind::kNeg: return wrap_sub<T>(0, x);
-    case UnaryKind::kAbs: return x < 0 ? wrap_sub<T>(0, x) : x;
+    case UnaryKind::kNeg: return ::tf_neg(x);
+    case UnaryKind::kAbs: return ::tf_abs(x);
     case UnaryKind::kCeil:
     case UnaryKind::kFloor:
     case UnaryKind::kRound: return x;
-    case UnaryKind::kSquare: return wrap_mul(x, x);
-    case UnaryKind::kRelu: return x < 0 ? T(0) : x;
+    case UnaryKind::kSquare: return ::tf_square(x);
+    case UnaryKind::kRelu: return ::tf_relu(x);
     default: break;
   }
   TF_CHECK(false, "float-only Unary kind on an integer passed typeinfer");
@@ -148,8 +112,8 @@ T unary_int(UnaryKind k, T x) {
 template <typename C>
 C unary_float(UnaryKind k, C x) {
   switch (k) {
-    case UnaryKind::kNeg: return -x;
-    case UnaryKind::kAbs: return std::abs(x);
+    case UnaryKind::kNeg: return ::tf_neg(x);
+    case UnaryKind::kAbs: return ::tf_abs(x);
     case UnaryKind::kRsqrt: return C(1) / std::sqrt(x);
     case UnaryKind::kSqrt: return std::sqrt(x);
     case UnaryKind::kExp: return std::exp(x);
@@ -159,8 +123,8 @@ C unary_float(UnaryKind k, C x) {
     case UnaryKind::kCeil: return std::ceil(x);
     case UnaryKind::kFloor: return std::floor(x);
     case UnaryKind::kRound: return std::nearbyint(x);
-    case UnaryKind::kSquare: return x * x;
-    case UnaryKind::kRelu: return std::isnan(x) ? x : (x < 0 ? C(0) : x);
+    case UnaryKind::kSquare: return ::tf_square(x);
+    case UnaryKind::kRelu: return ::tf_relu(x);
     case UnaryKind::kSin: return std::sin(x);
     case UnaryKind::kCos: return std::cos(x);
     default: break;

@@ -130,30 +130,19 @@ NDArray float_elementwise(const KernelArgs& args, F f) {
   return out;
 }
 
-// torch's CPU silu: x / (1 + exp(-x)), the sigmoid never rounded to the dtype.
+// torch's CPU silu: x / (1 + exp(-x)), the sigmoid never rounded to the dtype
+// (the shared form, with libm's exp).
 NDArray silu_kernel(const KernelArgs& args) {
-  return float_elementwise(args, [](auto x) {
-    using C = decltype(x);
-    return x / (C(1) + std::exp(-x));
-  });
+  return float_elementwise(args, [](auto x) { return ::tf_silu_of(x, std::exp(-x)); });
 }
 
 // torch's GeluKernel: tanh form 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)));
-// "none" is the erf form x * 0.5 * (1 + erf(x / sqrt(2))).
+// "none" is the erf form x * 0.5 * (1 + erf(x / sqrt(2))). The shared forms,
+// with libm's tanh.
 NDArray gelu_kernel(const KernelArgs& args) {
-  if (args.op<ops::Gelu>().approximate == "tanh") {
-    return float_elementwise(args, [](auto x) {
-      using C = decltype(x);
-      const C beta = C(M_SQRT2 * M_2_SQRTPI * 0.5);
-      const C kappa = C(0.044715);
-      C inner = beta * (x + kappa * (x * x * x));
-      return C(0.5) * x * (C(1) + std::tanh(inner));
-    });
-  }
-  return float_elementwise(args, [](auto x) {
-    using C = decltype(x);
-    return x * C(0.5) * (C(1) + std::erf(x * C(M_SQRT1_2)));
-  });
+  if (args.op<ops::Gelu>().approximate == "tanh")
+    return float_elementwise(args, [](auto x) { return ::tf_gelu_tanh_of(x, std::tanh(::tf_gelu_tanh_arg(x))); });
+  return float_elementwise(args, [](auto x) { return ::tf_gelu_erf(x); });
 }
 
 // The reference is HF LlamaRMSNorm (torch 1.13 has no rms_norm), with float

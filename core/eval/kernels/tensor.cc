@@ -5,6 +5,7 @@
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/tensor/tensor.h"
+#include "core/runtime/kernel_errors.h"
 
 namespace tf::eval {
 namespace {
@@ -12,21 +13,6 @@ namespace {
 using ops::ReduceKind;
 
 // ---- Cast -----------------------------------------------------------------
-
-// Float -> signed int truncates toward zero (C++ / torch static_cast). Where
-// that cast is undefined (NaN, out of range) we return what x86's cvtt*
-// instructions give torch — INT_MIN of the 32- or 64-bit conversion — and i8
-// goes through the 32-bit conversion and wraps, as torch's scalar path does.
-template <typename D, typename F>
-D float_to_int(F f) {
-  using W = std::conditional_t<std::is_same_v<D, int64_t>, int64_t, int32_t>;
-  W w;
-  if (!(f >= F(std::numeric_limits<W>::min()) && f < -F(std::numeric_limits<W>::min())))
-    w = std::numeric_limits<W>::min();
-  else
-    w = static_cast<W>(f);
-  return static_cast<D>(w);
-}
 
 // torch semantics: to bool is x != 0 (NaN is true); from bool is 0 / 1;
 // to f16/bf16 goes through float (so f64 -> f16 rounds twice, like c10::Half).
@@ -38,7 +24,7 @@ D cast_value(S v) {
   } else if constexpr (is_half_v<D>) {
     return D::from_float(static_cast<float>(c));
   } else if constexpr (is_int_v<D> && is_float_v<S>) {
-    return float_to_int<D>(c);
+    return ::tf_f2i<D>(c);  // truncation; INT_MIN where C++ leaves it undefined
   } else {
     return static_cast<D>(c);
   }
@@ -127,9 +113,9 @@ T reduce_group(ReduceKind kind, const T* base, const ReduceSplit& s) {
     C v = widen(base[c.offset(0)]);
     if constexpr (std::is_floating_point_v<C>) {
       if (std::isnan(v)) return narrow<T>(v);
-      if (absolute) v = std::abs(v);
+      if (absolute) v = ::tf_abs(v);
     } else if constexpr (is_int_v<C>) {
-      if (absolute && v < 0) v = static_cast<C>(static_cast<std::make_unsigned_t<C>>(0) - static_cast<std::make_unsigned_t<C>>(v));
+      if (absolute) v = ::tf_abs(v);
     }
     if (m < v) m = v;
   }
@@ -142,7 +128,7 @@ NDArray reduce_kernel(const KernelArgs& args) {
   ReduceSplit s = split_axes(x, op.axes);
   // Rationale (Reduce): mean has no identity, so it must not invent one.
   if (op.kind == ReduceKind::kMean && s.red_count == 0)
-    ir::fail(ir::ErrorKind::kRuntime, "'reduce' kind \"mean\": mean over an empty axis has no value");
+    ir::fail(ir::ErrorKind::kRuntime, runtime::empty_mean_message());
   NDArray out = NDArray::empty(args.out_dtype(), args.out_shape());
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -1,6 +1,7 @@
 #include "core/ops/math/math.h"
 
 #include "core/ops/registry.h"
+#include "core/ops/sharding/shard_rules.h"
 
 namespace tf::ops {
 namespace {
@@ -65,10 +66,56 @@ std::optional<UnaryKind> unary_kind_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+OpInfo binary_def() {
+  OpInfo d;
+  d.name = "Binary";
+  d.summary = "Kind-tagged pointwise binary op, torch broadcasting, no promotion";
+  d.operands = {"lhs", "rhs"};
+  d.attrs = {"kind"};
+#define TF_X(e, s, o, c)                                                                 \
+  d.surfaces.push_back({s, {tensor_param("lhs"), tensor_param("rhs")},                    \
+                        [](const std::vector<ir::AttrValue>&) -> ir::OpPtr {              \
+                          return std::make_shared<Binary>(BinaryKind::e);                  \
+                        }});
+  TF_BINARY_KIND_LIST(TF_X)
+#undef TF_X
+  d.typeinfer = infer_binary;
+  d.shard = ShardSpec::rule(shard_rules::binary);
+  return d;
+}
+
+// Which kinds commute with which Partial reduction is stated per surface
+// name (one per kind); the rest are not proven to commute with any.
+ShardSpec unary_shard() {
+  return ShardSpec::elementwise(unproven())
+      .except({"exp", "log", "relu", "ceil", "round", "exp2", "log2"}, monotone())
+      .except({"neg"}, linear("(negation reverses order)"));
+}
+
+OpInfo unary_def() {
+  OpInfo d;
+  d.name = "Unary";
+  d.summary = "Kind-tagged pointwise unary op";
+  d.operands = {"x"};
+  d.attrs = {"kind"};
+#define TF_X(e, s, c)                                                                    \
+  d.surfaces.push_back({s, {tensor_param("x")}, [](const std::vector<ir::AttrValue>&) -> ir::OpPtr { \
+                          return std::make_shared<Unary>(UnaryKind::e);                    \
+                        }});
+  TF_UNARY_KIND_LIST(TF_X)
+#undef TF_X
+  d.typeinfer = infer_unary;
+  d.shard = unary_shard();
+  return d;
+}
+
+}  // namespace
+
 void register_math_ops(Registry& r) {
-  r.add({"Binary", "Kind-tagged pointwise binary op, torch broadcasting, no promotion",
-         {"lhs", "rhs"}, infer_binary});
-  r.add({"Unary", "Kind-tagged pointwise unary op", {"x"}, infer_unary});
+  r.add(binary_def());
+  r.add(unary_def());
 }
 
 }  // namespace tf::ops

@@ -1,6 +1,7 @@
-// Typeinfer of Conv2D, LayerNorm and RoPE.
+// Conv2D, LayerNorm and RoPE: typeinfer and definitions.
 #include "core/ops/nn/nn.h"
 #include "core/ops/registry.h"
+#include "core/ops/sharding/shard_rules.h"
 
 namespace tf::ops {
 namespace {
@@ -112,12 +113,75 @@ ir::TypePtr infer_rope(const ir::Op&, TypeCtx& ctx) {
 
 }  // namespace
 
+namespace {
+
+using Attrs = std::vector<ir::AttrValue>;
+
+// An int or an (h, w) pair, as a pair.
+std::vector<int64_t> pair_of(const std::vector<int64_t>& v) {
+  return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
+}
+
+OpInfo conv2d_def() {
+  OpInfo d;
+  d.name = "Conv2D";
+  d.summary = "NCHW x OIHW 2-D convolution with stride, padding, dilation, groups, bias";
+  d.operands = {"x", "weight", "bias"};
+  d.attrs = {"stride", "padding", "dilation", "groups"};
+  SurfaceParam bias = tuple_param("bias");
+  bias.optional = true;
+  d.surfaces = {{"conv2d",
+                 {tensor_param("x"), tensor_param("weight"), bias,
+                  attr_param("stride", AttrType::kAxes, std::vector<int64_t>{1}),
+                  attr_param("padding", AttrType::kAxes, std::vector<int64_t>{0}),
+                  attr_param("dilation", AttrType::kAxes, std::vector<int64_t>{1}),
+                  attr_param("groups", AttrType::kInt, int64_t{1})},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Conv2D>(pair_of(attr_arg<std::vector<int64_t>>(a, 0)),
+                                                   pair_of(attr_arg<std::vector<int64_t>>(a, 1)),
+                                                   pair_of(attr_arg<std::vector<int64_t>>(a, 2)),
+                                                   attr_arg<int64_t>(a, 3));
+                 }}};
+  d.typeinfer = infer_conv2d;
+  d.shard = ShardSpec::rule(shard_rules::conv2d);
+  return d;
+}
+
+OpInfo layer_norm_def() {
+  OpInfo d;
+  d.name = "LayerNorm";
+  d.summary = "Layer normalization over the last axis";
+  d.operands = {"x", "weight", "bias"};
+  d.attrs = {"eps"};
+  d.surfaces = {{"layer_norm",
+                 {tensor_param("x"), tensor_param("weight"), tensor_param("bias"),
+                  attr_param("eps", AttrType::kFloat, 1e-5)},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<LayerNorm>(attr_arg<double>(a, 0)); }}};
+  d.typeinfer = infer_layer_norm;
+  d.shard = ShardSpec::rule(shard_rules::normalize);
+  return d;
+}
+
+OpInfo rope_def() {
+  OpInfo d;
+  d.name = "RoPE";
+  d.summary = "Rotate-half rotary position embedding of q and k";
+  d.operands = {"q", "k", "cos_cache", "sin_cache", "pos_ids"};
+  d.surfaces = {{"rope",
+                 {tensor_param("q"), tensor_param("k"), tensor_param("cos_cache"), tensor_param("sin_cache"),
+                  tensor_param("pos_ids")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<RoPE>(); }}};
+  d.typeinfer = infer_rope;
+  d.shard = ShardSpec::rule(shard_rules::rope);
+  return d;
+}
+
+}  // namespace
+
 void register_conv_norm_ops(Registry& r) {
-  r.add({"Conv2D", "NCHW x OIHW 2-D convolution with stride, padding, dilation, groups, bias",
-         {"x", "weight", "bias"}, infer_conv2d});
-  r.add({"LayerNorm", "Layer normalization over the last axis", {"x", "weight", "bias"}, infer_layer_norm});
-  r.add({"RoPE", "Rotate-half rotary position embedding of q and k", {"q", "k", "cos_cache", "sin_cache", "pos_ids"},
-         infer_rope});
+  r.add(conv2d_def());
+  r.add(layer_norm_def());
+  r.add(rope_def());
 }
 
 }  // namespace tf::ops

@@ -1,6 +1,7 @@
 #include "core/ops/nn/nn.h"
 
 #include "core/ops/registry.h"
+#include "core/ops/sharding/shard_rules.h"
 
 namespace tf::ops {
 namespace {
@@ -60,20 +61,98 @@ ir::TypePtr infer_relu(const ir::Op&, TypeCtx& ctx) {
   return ir::TensorType::make(x.shape(), x.dtype(), x.layout(), x.storage());
 }
 
+using Attrs = std::vector<ir::AttrValue>;
+
+// The common shape of a record; the caller adds surfaces and attributes.
+OpInfo record(const char* name, const char* summary, std::vector<std::string> operands, TypeInferFn infer,
+              ShardSpec shard) {
+  OpInfo d;
+  d.name = name;
+  d.summary = summary;
+  d.operands = std::move(operands);
+  d.typeinfer = infer;
+  d.shard = std::move(shard);
+  return d;
+}
+
+// An attribute-free op whose one surface function takes just x.
+template <typename OpT>
+SurfaceFn unary_surface(const char* name) {
+  return {name, {tensor_param("x")}, [](const Attrs&) -> ir::OpPtr { return std::make_shared<OpT>(); }};
+}
+
+OpInfo matmul_def() {
+  OpInfo d = record("MatMul", "Batched matrix product with broadcast batch dims", {"a", "b"}, infer_matmul,
+                    ShardSpec::rule(shard_rules::matmul));
+  d.surfaces = {{"matmul", {tensor_param("a"), tensor_param("b")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<MatMul>(); }}};
+  return d;
+}
+
+OpInfo softmax_def() {
+  OpInfo d = record("SoftMax", "Softmax along one axis", {"x"}, infer_softmax, ShardSpec::rule(shard_rules::normalize));
+  d.attrs = {"axis"};
+  d.surfaces = {{"softmax", {tensor_param("x"), attr_param("axis", AttrType::kInt, int64_t{-1})},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<SoftMax>(attr_arg<int64_t>(a, 0)); }}};
+  return d;
+}
+
+OpInfo silu_def() {
+  OpInfo d = record("Silu", "x * sigmoid(x), fused", {"x"}, infer_elementwise_float,
+                    ShardSpec::elementwise(not_monotone()));
+  d.surfaces = {unary_surface<Silu>("silu")};
+  return d;
+}
+
+OpInfo gelu_def() {
+  OpInfo d = record("Gelu", "Gaussian error linear unit (tanh or erf form)", {"x"}, infer_gelu,
+                    ShardSpec::elementwise(not_monotone()));
+  d.attrs = {"approximate"};
+  d.surfaces = {{"gelu", {tensor_param("x"), attr_param("approximate", AttrType::kString, std::string("tanh"))},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<Gelu>(attr_arg<std::string>(a, 0)); }}};
+  return d;
+}
+
+OpInfo rms_norm_def() {
+  OpInfo d = record("RMSNorm", "Root-mean-square norm over the last axis, scaled by weight", {"x", "weight"},
+                    infer_rms_norm, ShardSpec::rule(shard_rules::normalize));
+  d.attrs = {"eps"};
+  d.surfaces = {{"rms_norm", {tensor_param("x"), tensor_param("weight"), attr_param("eps", AttrType::kFloat, 1e-6)},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<RMSNorm>(attr_arg<double>(a, 0)); }}};
+  return d;
+}
+
+OpInfo relu_def() {
+  OpInfo d = record("ReLU", "max(x, 0)", {"x"}, infer_relu, ShardSpec::elementwise(monotone()));
+  d.surface_elsewhere = "relu(x) builds Unary(relu), which denotes the same values; ReLU prints as relu(x)";
+  return d;
+}
+
+OpInfo sigmoid_def() {
+  OpInfo d = record("Sigmoid", "1 / (1 + exp(-x))", {"x"}, infer_elementwise_float, ShardSpec::elementwise(monotone()));
+  d.surfaces = {unary_surface<Sigmoid>("sigmoid")};
+  return d;
+}
+
+OpInfo tanh_def() {
+  OpInfo d = record("Tanh", "Hyperbolic tangent", {"x"}, infer_elementwise_float, ShardSpec::elementwise(monotone()));
+  d.surfaces = {unary_surface<Tanh>("tanh")};
+  return d;
+}
+
 }  // namespace
 
 void register_conv_norm_ops(Registry& r);  // conv_norm.cc
 
 void register_nn_ops(Registry& r) {
-  r.add({"MatMul", "Batched matrix product with broadcast batch dims", {"a", "b"}, infer_matmul});
-  r.add({"SoftMax", "Softmax along one axis", {"x"}, infer_softmax});
-  r.add({"Silu", "x * sigmoid(x), fused", {"x"}, infer_elementwise_float});
-  r.add({"Gelu", "Gaussian error linear unit (tanh or erf form)", {"x"}, infer_gelu});
-  r.add({"RMSNorm", "Root-mean-square norm over the last axis, scaled by weight", {"x", "weight"},
-         infer_rms_norm});
-  r.add({"ReLU", "max(x, 0)", {"x"}, infer_relu});
-  r.add({"Sigmoid", "1 / (1 + exp(-x))", {"x"}, infer_elementwise_float});
-  r.add({"Tanh", "Hyperbolic tangent", {"x"}, infer_elementwise_float});
+  r.add(matmul_def());
+  r.add(softmax_def());
+  r.add(silu_def());
+  r.add(gelu_def());
+  r.add(rms_norm_def());
+  r.add(relu_def());
+  r.add(sigmoid_def());
+  r.add(tanh_def());
   register_conv_norm_ops(r);
 }
 

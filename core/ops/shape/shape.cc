@@ -26,9 +26,40 @@ ir::TypePtr infer_shape_compose(const ir::Op&, TypeCtx& ctx) {
 
 }  // namespace
 
+namespace {
+
+using Attrs = std::vector<ir::AttrValue>;
+
+OpInfo shape_extract_def() {
+  OpInfo d;
+  d.name = "ShapeExtract";
+  d.summary = "One dim of a shape value";
+  d.operands = {"shape"};
+  d.attrs = {"index"};
+  d.surfaces = {{"shape_extract", {tensor_param("shape"), attr_param("index", AttrType::kInt)},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<ShapeExtract>(attr_arg<int64_t>(a, 0)); }}};
+  d.typeinfer = infer_shape_extract;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+OpInfo shape_compose_def() {
+  OpInfo d;
+  d.name = "ShapeCompose";
+  d.summary = "A shape value from a tuple of dims";
+  d.operands = {"dims"};
+  d.surfaces = {{"shape_compose", {tuple_param("dims")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<ShapeCompose>(); }}};
+  d.typeinfer = infer_shape_compose;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+}  // namespace
+
 void register_shape_ops(Registry& r) {
-  r.add({"ShapeExtract", "One dim of a shape value", {"shape"}, infer_shape_extract});
-  r.add({"ShapeCompose", "A shape value from a tuple of dims", {"dims"}, infer_shape_compose});
+  r.add(shape_extract_def());
+  r.add(shape_compose_def());
 }
 
 }  // namespace tf::ops

@@ -109,17 +109,7 @@ void require_replicated(const TypeCtx& ctx, size_t first, const std::string& why
 
 // ---- elementwise single-input ops -------------------------------------------
 
-// Which Partial reductions a pointwise function provably commutes with.
-struct Commutes {
-  bool sum = false, max = false, min = false;
-  bool with(Reduction r) const { return r == Reduction::kSum ? sum : r == Reduction::kMax ? max : min; }
-};
-constexpr Commutes kNone{};
-constexpr Commutes kMonotone{false, true, true};
-constexpr Commutes kLinear{true, false, false};
-constexpr Commutes kAll{true, true, true};
-
-ir::TypePtr pointwise(const TypeCtx& ctx, const ir::TypePtr& result, Commutes c, const std::string& why) {
+ir::TypePtr elementwise(const TypeCtx& ctx, const ir::TypePtr& result, const Commutes& c, const std::string& why) {
   const ShardLayout* l = shard_of(ctx, 0);
   if (l)
     for (size_t m = 0; m < l->attrs().size(); ++m)
@@ -128,21 +118,6 @@ ir::TypePtr pointwise(const TypeCtx& ctx, const ir::TypePtr& result, Commutes c,
   return shard::with_layout(result_tensor(ctx, result), ctx.tensor(0).layout());
 }
 
-Commutes unary_commutes(const std::string& kind) {
-  static const std::set<std::string> monotone = {"exp", "log", "relu", "ceil", "round", "exp2", "log2"};
-  if (monotone.count(kind)) return kMonotone;
-  if (kind == "neg") return kLinear;
-  return kNone;
-}
-
-ir::TypePtr rule_unary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
-  std::string kind = attr_str(op, "kind");
-  Commutes c = unary_commutes(kind);
-  std::string why = c.max ? kind + " is monotone non-decreasing: it commutes with max / min but not sum"
-                    : c.sum ? kind + " is linear: it commutes with sum but not max / min (negation reverses order)"
-                            : kind + " is not proven to commute with any reduction";
-  return pointwise(ctx, r, c, why);
-}
 // Cast: a ShardLayout input keeps its layout. A Partial survives only
 // when the conversion commutes with its reduction: truncating float -> int is
 // monotone (max / min) but not linear; wrapping int -> narrower int is linear
@@ -150,24 +125,19 @@ ir::TypePtr rule_unary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& 
 // Other conversions are exact or round once, like any float sum.
 ir::TypePtr rule_cast(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
   ir::DType from = ctx.tensor(0).dtype(), to = result_tensor(ctx, r).dtype();
-  if (ir::is_bool(to)) return pointwise(ctx, r, kNone, "a cast to bool (x != 0) commutes with no reduction");
+  if (ir::is_bool(to)) return elementwise(ctx, r, unproven(), "a cast to bool (x != 0) commutes with no reduction");
   if (ir::is_float(from) && !ir::is_float(to))
-    return pointwise(ctx, r, kMonotone, "a float -> int cast truncates each share: it commutes with max / min but not sum");
+    return elementwise(ctx, r, monotone(),
+                       "a float -> int cast truncates each share: it commutes with max / min but not sum");
   if (ir::is_int(from) && ir::is_int(to) && ir::dtype_bits(to) < ir::dtype_bits(from))
-    return pointwise(ctx, r, kLinear, "a narrowing int cast wraps: it commutes with sum but not max / min");
-  return pointwise(ctx, r, kAll, "");
-}
-ir::TypePtr rule_monotone(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
-  return pointwise(ctx, r, kMonotone,
-                   op.surface_name() + " is monotone non-decreasing: it commutes with max / min but not sum");
-}
-ir::TypePtr rule_not_monotone(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
-  return pointwise(ctx, r, kNone, op.surface_name() + " is not monotone and commutes with no reduction");
+    return elementwise(ctx, r, linear(), "a narrowing int cast wraps: it commutes with sum but not max / min");
+  return elementwise(ctx, r, every_reduction(), "");
 }
 
 // SoftMax / LayerNorm / RMSNorm: normalize across an axis; no Partial anywhere,
 // and the normalized axis must not be Split (each instance would normalize its
-// own shard only).
+// own shard only). The axis is the op's `axis` attribute when it has one
+// (SoftMax), else the last.
 ir::TypePtr rule_normalize(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
   std::string why = op.surface_name() + " normalizes across an axis (a non-monotonic combination of every value "
                     "on it), so no reduction provably commutes";
@@ -177,7 +147,8 @@ ir::TypePtr rule_normalize(const ir::Op& op, const TypeCtx& ctx, const ir::TypeP
   for (size_t m = 0; m < l->attrs().size(); ++m)
     if (l->attrs()[m].is_partial()) reject_partial(ctx, 0, *l, m, why);
   size_t rank = ctx.tensor(0).rank();
-  int64_t axis = op.name() == "SoftMax" ? norm_axis(attr_int(op, "axis", -1), rank) : static_cast<int64_t>(rank) - 1;
+  auto attrs = op.attrs();
+  int64_t axis = find_attr(attrs, "axis") ? norm_axis(attr_int(op, "axis", -1), rank) : static_cast<int64_t>(rank) - 1;
   auto logical = logical_or_reject(ctx, 0, *l);
   for (const auto& a : logical)
     if (a.is_split() && a.pos == axis)
@@ -696,22 +667,6 @@ ir::TypePtr rule_conv2d(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r)
   return shard::with_layout(rt, canonical_or_reject(ctx, l->mesh(), out, rt.shape()));
 }
 
-const std::map<std::string, ShardRuleFn, std::less<>>& rule_table() {
-  static const std::map<std::string, ShardRuleFn, std::less<>> t = {
-      {"Binary", rule_binary},           {"Unary", rule_unary},
-      {"Cast", rule_cast},               {"Reduce", rule_reduce},
-      {"MatMul", rule_matmul},           {"Silu", rule_not_monotone},
-      {"Gelu", rule_not_monotone},       {"ReLU", rule_monotone},
-      {"Sigmoid", rule_monotone},        {"Tanh", rule_monotone},
-      {"SoftMax", rule_normalize},       {"LayerNorm", rule_normalize},
-      {"RMSNorm", rule_normalize},       {"Gather", rule_gather},
-      {"TopK", rule_topk},               {"Reshape", rule_reshape},
-      {"InsertSlice", rule_insert_slice}, {"CacheUpdate", rule_cache_update},
-      {"RoPE", rule_rope},               {"Conv2D", rule_conv2d},
-  };
-  return t;
-}
-
 bool any_shard(const std::vector<ir::TypePtr>& types) {
   for (const auto& t : types)
     for (const auto& leaf : ir::flatten_tensor_types(t))
@@ -730,18 +685,49 @@ ir::TypePtr strip(const ir::TypePtr& t) {
   return t;
 }
 
-}  // namespace
-
-ShardRuleFn find_shard_rule(std::string_view op_name) {
-  auto it = rule_table().find(op_name);
-  return it == rule_table().end() ? nullptr : it->second;
+// An op without a rule: the first sharded operand is rejected, with the fix.
+[[noreturn]] void fail_closed(const ir::Op& op, const TypeCtx& sharded) {
+  for (size_t i = 0; i < sharded.num_operands(); ++i)
+    for (const auto& leaf : ir::flatten_tensor_types(sharded.type(i)))
+      if (const ShardLayout* l = ir::as_shard_layout(leaf->layout()))
+        sharded.operand_error(i, "unsharded: '" + op.surface_name() + "' has no sharding rule (fail closed); " +
+                                     broadcast_fix(sharded, i, *l) + " or take local(x)");
+  ir::fail(ir::ErrorKind::kInternal, "no sharded operand where the driver found one");
 }
 
-bool is_shard_aware(std::string_view op_name) { return op_name == "Reshard" || op_name == "Local"; }
+// The record's sharding statement applied to a typed application.
+ir::TypePtr apply_shard_spec(const OpInfo& info, const ir::Op& op, const TypeCtx& sharded, const ir::TypePtr& result) {
+  const ShardSpec& spec = info.shard;
+  if (spec.kind == ShardSpec::Kind::kElementwise) {
+    const Commutes& c = spec.commutes_for(op.surface_name());
+    return elementwise(sharded, result, c, op.surface_name() + " " + c.reason);
+  }
+  if (spec.kind == ShardSpec::Kind::kRule && spec.rule_fn) return spec.rule_fn(op, sharded, result);
+  fail_closed(op, sharded);  // fail_closed(), or nothing stated
+}
+
+}  // namespace
+
+namespace shard_rules {
+const ShardRuleFn binary = rule_binary;
+const ShardRuleFn cast = rule_cast;
+const ShardRuleFn reduce = rule_reduce;
+const ShardRuleFn matmul = rule_matmul;
+const ShardRuleFn normalize = rule_normalize;
+const ShardRuleFn gather = rule_gather;
+const ShardRuleFn topk = rule_topk;
+const ShardRuleFn reshape = rule_reshape;
+const ShardRuleFn insert_slice = rule_insert_slice;
+const ShardRuleFn cache_update = rule_cache_update;
+const ShardRuleFn rope = rule_rope;
+const ShardRuleFn conv2d = rule_conv2d;
+}  // namespace shard_rules
 
 ir::TypePtr infer_op_type(const OpInfo& info, const ir::Op& op, std::vector<ir::TypePtr> types,
                           const ir::Span& span) {
-  if (is_shard_aware(info.name) || !any_shard(types)) {
+  if (!info.typeinfer)
+    ir::fail(ir::ErrorKind::kUnsupported, "op '" + info.name + "' has no typeinfer in its definition");
+  if (info.shard.kind == ShardSpec::Kind::kShardAware || !any_shard(types)) {
     TypeCtx ctx(op.surface_name(), &info.operands, std::move(types), span);
     return info.typeinfer(op, ctx);
   }
@@ -750,15 +736,7 @@ ir::TypePtr infer_op_type(const OpInfo& info, const ir::Op& op, std::vector<ir::
   for (const auto& t : types) plain.push_back(strip(t));
   TypeCtx ctx(op.surface_name(), &info.operands, std::move(plain), span);
   ir::TypePtr result = info.typeinfer(op, ctx);
-  ShardRuleFn rule = find_shard_rule(info.name);
-  if (!rule) {
-    for (size_t i = 0; i < sharded.num_operands(); ++i)
-      for (const auto& leaf : ir::flatten_tensor_types(sharded.type(i)))
-        if (const ShardLayout* l = ir::as_shard_layout(leaf->layout()))
-          sharded.operand_error(i, "unsharded: '" + op.surface_name() + "' has no sharding rule (fail closed); " +
-                                       broadcast_fix(sharded, i, *l) + " or take local(x)");
-  }
-  return rule(op, sharded, result);
+  return apply_shard_spec(info, op, sharded, result);
 }
 
 }  // namespace tf::ops

@@ -1,32 +1,41 @@
-// Per-op sharding rules (docs/sharding.md): when a Partial(reduction) operand
-// commutes with the op, and the Reduce / Reshape / Gather / TopK layout
-// rules. One table keyed by the op registry name.
+// Sharding rules (docs/sharding.md): the driver that applies an op's
+// sharding statement (its record's ShardSpec, sharding/shard_spec.h), and the
+// library of op-specific rules the built-in records name — when a
+// Partial(reduction) operand commutes with the op, and the Reduce / Reshape /
+// Gather / TopK layout rules.
 //
 // Contract with the typeinfer driver (sema::make_op_call): when some operand
 // carries a ShardLayout, the op's own typeinfer runs on the operand types with
 // their ShardLayouts stripped (so it types the logical values), and the op's
-// shard rule then decides the result layout from the real operand types — or
-// rejects. An op with no rule rejects every ShardLayout operand (fail closed),
-// naming the operand and suggesting an explicit Reshard to Broadcast. The
-// sharding ops themselves (Reshard, Local) are shard-aware: their typeinfer
-// sees the real types and no rule applies.
+// sharding statement then decides the result layout from the real operand
+// types — or rejects. An op with no rule (ShardSpec::fail_closed, or nothing
+// stated) rejects every ShardLayout operand (fail closed), naming the operand
+// and suggesting an explicit Reshard to Broadcast. The sharding ops
+// themselves (Reshard, Local) are shard-aware: their typeinfer sees the real
+// types and no rule applies.
 #pragma once
 
-#include <string_view>
 #include <vector>
 
 #include "core/ops/registry.h"
 
 namespace tf::ops {
 
-// rule(op, ctx over the real (sharded) operand types, result of the op's own
-// typeinfer over the stripped types) -> the result type with its layout.
-using ShardRuleFn = ir::TypePtr (*)(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& result);
-
-// Null when the op has no rule.
-ShardRuleFn find_shard_rule(std::string_view op_name);
-// True for the ops whose own typeinfer handles ShardLayouts (Reshard, Local).
-bool is_shard_aware(std::string_view op_name);
+// The op-specific rules, as values a record names (ShardSpec::rule).
+namespace shard_rules {
+extern const ShardRuleFn binary;        // Binary: per-kind Partial algebra, Split alignment
+extern const ShardRuleFn cast;          // Cast: the Partials its conversion commutes with
+extern const ShardRuleFn reduce;        // Reduce over Split / Partial axes
+extern const ShardRuleFn matmul;        // MatMul: M / N / K splits, Partial(sum)
+extern const ShardRuleFn normalize;     // SoftMax / LayerNorm / RMSNorm: no Partial, no Split on the axis
+extern const ShardRuleFn gather;
+extern const ShardRuleFn topk;
+extern const ShardRuleFn reshape;       // a view over the layout positions, or one Split-divide
+extern const ShardRuleFn insert_slice;
+extern const ShardRuleFn cache_update;
+extern const ShardRuleFn rope;
+extern const ShardRuleFn conv2d;
+}  // namespace shard_rules
 
 // The driver's entry: types one op application, applying the contract above.
 ir::TypePtr infer_op_type(const OpInfo& info, const ir::Op& op, std::vector<ir::TypePtr> types,

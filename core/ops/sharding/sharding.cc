@@ -144,9 +144,39 @@ bool reshard_needs_grid_barrier(const ir::TensorType& from, const ir::TensorType
   return false;
 }
 
+namespace {
+
+// reshard / local are frontend syntax (core/frontend/parse_shard.cc): a
+// layout argument is a parse-time value, not an attribute literal the
+// surface table could coerce.
+OpInfo reshard_def() {
+  OpInfo d;
+  d.name = "Reshard";
+  d.summary = "convert x to a target ShardLayout and/or storage";
+  d.operands = {"x"};
+  d.attrs = {"layout", "storage"};
+  d.surface_elsewhere = "reshard(x, layout=..., storage=...): frontend syntax, its layout a parse-time value";
+  d.typeinfer = infer_reshard;
+  d.shard = ShardSpec::shard_aware();
+  return d;
+}
+
+OpInfo local_def() {
+  OpInfo d;
+  d.name = "Local";
+  d.summary = "the current instance's local view of a sharded tensor";
+  d.operands = {"x"};
+  d.surface_elsewhere = "local(x): frontend syntax, beside reshard";
+  d.typeinfer = infer_local;
+  d.shard = ShardSpec::shard_aware();
+  return d;
+}
+
+}  // namespace
+
 void register_sharding_ops(Registry& r) {
-  r.add({"Reshard", "convert x to a target ShardLayout and/or storage", {"x"}, infer_reshard});
-  r.add({"Local", "the current instance's local view of a sharded tensor", {"x"}, infer_local});
+  r.add(reshard_def());
+  r.add(local_def());
 }
 
 }  // namespace tf::ops

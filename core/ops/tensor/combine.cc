@@ -70,11 +70,71 @@ ir::TypePtr infer_rank(const ir::Op&, TypeCtx& ctx) {
 
 }  // namespace
 
+namespace {
+
+using Attrs = std::vector<ir::AttrValue>;
+
+// Concat and Stack take the same surface: a tuple of inputs and an axis.
+template <typename OpT>
+SurfaceFn join_surface(const char* name) {
+  return {name, {tuple_param("inputs"), attr_param("axis", AttrType::kInt, int64_t{0})},
+          [](const Attrs& a) -> ir::OpPtr { return std::make_shared<OpT>(attr_arg<int64_t>(a, 0)); }};
+}
+
+OpInfo concat_def() {
+  OpInfo d;
+  d.name = "Concat";
+  d.summary = "Join a tuple of tensors along an existing axis";
+  d.operands = {"inputs"};
+  d.attrs = {"axis"};
+  d.surfaces = {join_surface<Concat>("concat")};
+  d.typeinfer = infer_concat;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+OpInfo stack_def() {
+  OpInfo d;
+  d.name = "Stack";
+  d.summary = "Join a tuple of equal-shape tensors along a new axis";
+  d.operands = {"inputs"};
+  d.attrs = {"axis"};
+  d.surfaces = {join_surface<Stack>("stack")};
+  d.typeinfer = infer_stack;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+OpInfo shape_of_def() {
+  OpInfo d;
+  d.name = "ShapeOf";
+  d.summary = "x's shape as an i64 tensor of length rank(x)";
+  d.operands = {"x"};
+  d.surfaces = {{"shape_of", {tensor_param("x")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<ShapeOf>(); }}};
+  d.typeinfer = infer_shape_of;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+OpInfo rank_def() {
+  OpInfo d;
+  d.name = "Rank";
+  d.summary = "rank(x) as a rank-0 i64 tensor";
+  d.operands = {"x"};
+  d.surfaces = {{"rank", {tensor_param("x")}, [](const Attrs&) -> ir::OpPtr { return std::make_shared<Rank>(); }}};
+  d.typeinfer = infer_rank;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+}  // namespace
+
 void register_combine_ops(Registry& r) {
-  r.add({"Concat", "Join a tuple of tensors along an existing axis", {"inputs"}, infer_concat});
-  r.add({"Stack", "Join a tuple of equal-shape tensors along a new axis", {"inputs"}, infer_stack});
-  r.add({"ShapeOf", "x's shape as an i64 tensor of length rank(x)", {"x"}, infer_shape_of});
-  r.add({"Rank", "rank(x) as a rank-0 i64 tensor", {"x"}, infer_rank});
+  r.add(concat_def());
+  r.add(stack_def());
+  r.add(shape_of_def());
+  r.add(rank_def());
 }
 
 }  // namespace tf::ops

@@ -1,9 +1,9 @@
-// Typeinfer of the indexing and write ops: Gather, InsertSlice, CacheUpdate,
-// TopK. Sharding rules are not enforced yet: every op here rejects a
-// layout-carrying operand, so a later Partial / Split rule slots in per op.
+// The indexing and write ops: Gather, InsertSlice, CacheUpdate, TopK — their
+// typeinfer and their definitions (each names its rule in shard_rules.h).
 #include <set>
 
 #include "core/ops/registry.h"
+#include "core/ops/sharding/shard_rules.h"
 #include "core/ops/tensor/tensor.h"
 
 namespace tf::ops {
@@ -156,12 +156,79 @@ std::vector<ir::Attr> InsertSlice::attrs() const {
   return {{"literal_offsets", values}, {"literal_known", known}};
 }
 
+namespace {
+
+using Attrs = std::vector<ir::AttrValue>;
+
+OpInfo gather_def() {
+  OpInfo d;
+  d.name = "Gather";
+  d.summary = "Gather along one axis, optionally batched";
+  d.operands = {"x", "indices"};
+  d.attrs = {"axis", "batch_dims"};
+  d.surfaces = {{"gather",
+                 {tensor_param("x"), tensor_param("indices"), attr_param("axis", AttrType::kInt),
+                  attr_param("batch_dims", AttrType::kInt, int64_t{0})},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Gather>(attr_arg<int64_t>(a, 0), attr_arg<int64_t>(a, 1));
+                 }}};
+  d.typeinfer = infer_gather;
+  d.shard = ShardSpec::rule(shard_rules::gather);
+  return d;
+}
+
+OpInfo insert_slice_def() {
+  OpInfo d;
+  d.name = "InsertSlice";
+  d.summary = "Write update into a window of dst";
+  d.operands = {"dst", "update", "offsets"};
+  d.attrs = {"literal_offsets", "literal_known"};
+  d.surfaces = {{"insert_slice", {tensor_param("dst"), tensor_param("update"), tuple_param("offsets")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<InsertSlice>(); }}};
+  d.typeinfer = infer_insert_slice;
+  d.shard = ShardSpec::rule(shard_rules::insert_slice);
+  return d;
+}
+
+OpInfo cache_update_def() {
+  OpInfo d;
+  d.name = "CacheUpdate";
+  d.summary = "Write new[:, :s] into cache at cur_pos";
+  d.operands = {"cache", "cur_pos", "s", "new"};
+  d.surfaces = {{"cache_update",
+                 {tensor_param("cache"), tensor_param("cur_pos"), tensor_param("s"), tensor_param("new")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<CacheUpdate>(); }}};
+  d.typeinfer = infer_cache_update;
+  d.shard = ShardSpec::rule(shard_rules::cache_update);
+  return d;
+}
+
+OpInfo topk_def() {
+  OpInfo d;
+  d.name = "TopK";
+  d.summary = "The k largest / smallest entries along an axis and their i64 indices";
+  d.operands = {"x"};
+  d.attrs = {"k", "axis", "largest", "sorted"};
+  d.surfaces = {{"topk",
+                 {tensor_param("x"), attr_param("k", AttrType::kDim), attr_param("axis", AttrType::kInt, int64_t{-1}),
+                  attr_param("largest", AttrType::kBool, true), attr_param("sorted", AttrType::kBool, true)},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   const ir::Shape& k = attr_arg<ir::Shape>(a, 0);  // one dim (kDim)
+                   return std::make_shared<TopK>(k[0], attr_arg<int64_t>(a, 1), attr_arg<bool>(a, 2),
+                                                 attr_arg<bool>(a, 3));
+                 }}};
+  d.typeinfer = infer_topk;
+  d.shard = ShardSpec::rule(shard_rules::topk);
+  return d;
+}
+
+}  // namespace
+
 void register_indexing_ops(Registry& r) {
-  r.add({"Gather", "Gather along one axis, optionally batched", {"x", "indices"}, infer_gather});
-  r.add({"InsertSlice", "Write update into a window of dst", {"dst", "update", "offsets"}, infer_insert_slice});
-  r.add({"CacheUpdate", "Write new[:, :s] into cache at cur_pos", {"cache", "cur_pos", "s", "new"},
-         infer_cache_update});
-  r.add({"TopK", "The k largest / smallest entries along an axis and their i64 indices", {"x"}, infer_topk});
+  r.add(gather_def());
+  r.add(insert_slice_def());
+  r.add(cache_update_def());
+  r.add(topk_def());
 }
 
 }  // namespace tf::ops

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/ops/registry.h"
+#include "core/ops/sharding/shard_rules.h"
 
 namespace tf::ops {
 namespace {
@@ -135,16 +136,133 @@ SliceAxis resolve_slice_axis(const ir::ShapeDim& begin, const ir::ShapeDim& end,
   return {b, e, extent};
 }
 
+namespace {
+
+using Attrs = std::vector<ir::AttrValue>;
+
+OpInfo cast_def() {
+  OpInfo d;
+  d.name = "Cast";
+  d.summary = "Convert the element dtype";
+  d.operands = {"x"};
+  d.attrs = {"dtype"};
+  d.surfaces = {{"cast", {tensor_param("x"), attr_param("dtype", AttrType::kDType)}, [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Cast>(attr_arg<ir::DType>(a, 0));
+                 }}};
+  d.typeinfer = infer_cast;
+  d.shard = ShardSpec::rule(shard_rules::cast);
+  return d;
+}
+
+ReduceKind reduce_kind(const std::string& s) {
+  auto k = reduce_kind_from_name(s);
+  if (!k) ir::fail(ir::ErrorKind::kType, "'reduce' kind must be one of mean, sum, max, abs_max, but got \"" + s + "\"");
+  return *k;
+}
+
+SurfaceFn reduce_surface(const char* name, ReduceKind kind) {
+  return {name, {tensor_param("x"), attr_param("axes", AttrType::kAxes), attr_param("keepdim", AttrType::kBool, true)},
+          [kind](const Attrs& a) -> ir::OpPtr {
+            return std::make_shared<Reduce>(attr_arg<std::vector<int64_t>>(a, 0), attr_arg<bool>(a, 1), kind);
+          }};
+}
+
+OpInfo reduce_def() {
+  OpInfo d;
+  d.name = "Reduce";
+  d.summary = "Reduce over axes: mean, sum, max or abs_max";
+  d.operands = {"x"};
+  d.attrs = {"axes", "keepdim", "kind"};
+  d.surfaces = {reduce_surface("sum", ReduceKind::kSum), reduce_surface("mean", ReduceKind::kMean),
+                reduce_surface("amax", ReduceKind::kMax), reduce_surface("abs_max", ReduceKind::kAbsMax)};
+  d.surfaces.push_back({"reduce",
+                        {tensor_param("x"), attr_param("axes", AttrType::kAxes),
+                         attr_param("keepdim", AttrType::kBool, true),
+                         attr_param("kind", AttrType::kString, std::string("mean"))},
+                        [](const Attrs& a) -> ir::OpPtr {
+                          return std::make_shared<Reduce>(attr_arg<std::vector<int64_t>>(a, 0), attr_arg<bool>(a, 1),
+                                                          reduce_kind(attr_arg<std::string>(a, 2)));
+                        }});
+  d.typeinfer = infer_reduce;
+  d.shard = ShardSpec::rule(shard_rules::reduce);
+  return d;
+}
+
+OpInfo reshape_def() {
+  OpInfo d;
+  d.name = "Reshape";
+  d.summary = "Reshape to a new logical shape of equal size";
+  d.operands = {"x"};
+  d.attrs = {"shape"};
+  d.surfaces = {{"reshape", {tensor_param("x"), attr_param("shape", AttrType::kShape)},
+                 [](const Attrs& a) -> ir::OpPtr { return std::make_shared<Reshape>(attr_arg<ir::Shape>(a, 0)); }}};
+  d.typeinfer = infer_reshape;
+  d.shard = ShardSpec::rule(shard_rules::reshape);
+  return d;
+}
+
+OpInfo transpose_def() {
+  OpInfo d;
+  d.name = "Transpose";
+  d.summary = "Permute axes";
+  d.operands = {"x"};
+  d.attrs = {"axes"};
+  d.surfaces = {{"transpose", {tensor_param("x"), attr_param("axes", AttrType::kInts)},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Transpose>(attr_arg<std::vector<int64_t>>(a, 0));
+                 }}};
+  d.typeinfer = infer_transpose;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+OpInfo slice_def() {
+  OpInfo d;
+  d.name = "Slice";
+  d.summary = "Strided window per axis";
+  d.operands = {"x"};
+  d.attrs = {"begin", "end", "strides"};
+  d.surfaces = {{"slice",
+                 {tensor_param("x"), attr_param("begin", AttrType::kShape), attr_param("end", AttrType::kShape),
+                  attr_param("strides", AttrType::kInts)},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Slice>(attr_arg<ir::Shape>(a, 0), attr_arg<ir::Shape>(a, 1),
+                                                  attr_arg<std::vector<int64_t>>(a, 2));
+                 }}};
+  d.typeinfer = infer_slice;
+  d.shard = ShardSpec::fail_closed();
+  return d;
+}
+
+OpInfo zeros_def() {
+  OpInfo d;
+  d.name = "Zeros";
+  d.summary = "Zero-initialized tensor";
+  d.attrs = {"shape", "dtype", "storage"};
+  d.surfaces = {{"zeros",
+                 {attr_param("shape", AttrType::kShape), attr_param("dtype", AttrType::kDType),
+                  attr_param("storage", AttrType::kStorage, ir::StorageKind::kGmem)},
+                 [](const Attrs& a) -> ir::OpPtr {
+                   return std::make_shared<Zeros>(attr_arg<ir::Shape>(a, 0), attr_arg<ir::DType>(a, 1),
+                                                  attr_arg<ir::StorageKind>(a, 2));
+                 }}};
+  d.typeinfer = infer_zeros;
+  d.shard = ShardSpec::fail_closed();  // no operands: nothing to shard
+  return d;
+}
+
+}  // namespace
+
 void register_indexing_ops(Registry& r);  // indexing.cc
 void register_combine_ops(Registry& r);   // combine.cc
 
 void register_tensor_ops(Registry& r) {
-  r.add({"Cast", "Convert the element dtype", {"x"}, infer_cast});
-  r.add({"Reduce", "Reduce over axes: mean, sum, max or abs_max", {"x"}, infer_reduce});
-  r.add({"Reshape", "Reshape to a new logical shape of equal size", {"x"}, infer_reshape});
-  r.add({"Transpose", "Permute axes", {"x"}, infer_transpose});
-  r.add({"Slice", "Strided window per axis", {"x"}, infer_slice});
-  r.add({"Zeros", "Zero-initialized tensor", {}, infer_zeros});
+  r.add(cast_def());
+  r.add(reduce_def());
+  r.add(reshape_def());
+  r.add(transpose_def());
+  r.add(slice_def());
+  r.add(zeros_def());
   register_indexing_ops(r);
   register_combine_ops(r);
 }

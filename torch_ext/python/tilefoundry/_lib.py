@@ -18,7 +18,7 @@ from .errors import AbiMismatchError, TileFoundryError
 # here), is refused when loaded. tests/python/test_packaging.py keeps these
 # equal to the header's TF_VERSION_MAJOR / TF_VERSION_MINOR.
 ABI_MAJOR = 0
-ABI_MINOR = 4
+ABI_MINOR = 5
 
 TF_OK = 0
 TF_MAX_NDIM = 8
@@ -121,6 +121,8 @@ _PROTOTYPES = {
                                               _PSZ]),
     "tf_kernel_output_extent": (ctypes.c_int, [_P, _SZ, _SZ, ctypes.POINTER(ctypes.c_int64), _SZ,
                                                _PSZ]),
+    "tf_surface_function_count": (ctypes.c_int, [_PSZ]),
+    "tf_surface_function_name": (ctypes.c_int, [_SZ, _PSTR]),
 }
 
 _lib = None
@@ -168,6 +170,18 @@ def check(status: int, what: str = ""):
     if status != TF_OK:
         message = lib().tf_last_error().decode(errors="replace")
         raise TileFoundryError(status_name(status), f"{what}: {message}" if what else message)
+
+
+def surface_function_names():
+    """The DSL's callable names (tf_surface_function_name), in the library's order."""
+    count = ctypes.c_size_t()
+    check(lib().tf_surface_function_count(ctypes.byref(count)), "tf_surface_function_count")
+    names = []
+    for i in range(count.value):
+        name = ctypes.c_char_p()
+        check(lib().tf_surface_function_name(i, ctypes.byref(name)), "tf_surface_function_name")
+        names.append(name.value.decode())
+    return names
 
 
 def take_string(ptr: ctypes.c_void_p) -> str:

@@ -3,9 +3,11 @@ is valid, importable Python (docs/dsl.md).
 
 Nothing here computes: the C++ frontend parses the file's text. Types and
 layouts are inert records; surface functions are placeholders that raise
-when called from Python. Note that `import *` deliberately shadows the
+when called from Python, one per name the library lists
+(tf_surface_function_name). Note that `import *` deliberately shadows the
 builtins sum, abs, round and slice with their DSL meanings.
 """
+from . import _lib
 
 
 class DimVar:
@@ -126,20 +128,10 @@ def _placeholder(name):
     return surface
 
 
-SURFACE_FUNCTIONS = (
-    # Binary
-    "add sub mul div minimum maximum cmp_eq cmp_ne cmp_lt cmp_le cmp_gt cmp_ge "
-    "logical_and logical_or logical_xor "
-    # Unary
-    "neg abs logical_not rsqrt sqrt exp log exp2 log2 ceil floor round square sin cos "
-    # tensor
-    "reshape cast gather zeros sum mean amax abs_max reduce insert_slice cache_update topk "
-    "transpose slice concat stack shape_of rank "
-    # nn
-    "matmul conv2d relu sigmoid tanh softmax layer_norm gelu silu rms_norm rope "
-    # shape, sharding, loops
-    "shape_extract shape_compose reshard local tile load_tile"
-).split()
+# Every function a @func body may call (op surface functions and the
+# parser's own reshard, local, tile, load_tile), as the library lists them:
+# an op added to the library is importable here without an edit.
+SURFACE_FUNCTIONS = _lib.surface_function_names()
 
 globals().update({name: _placeholder(name) for name in SURFACE_FUNCTIONS})
 
