@@ -18,6 +18,11 @@ the result, call again, as a model does):
   outputs. GB/s counts the bytes read and written once, against the STREAM
   triad measured in the same process.
 
+A second table puts kernels written from elementary ops (RMSNorm from
+mean / rsqrt / multiply, LayerNorm from means, softmax from amax / exp / sum)
+beside the built-in op of the same math: composed / built-in > 1 means the
+composition is slower.
+
 MatMul is reported in GFLOP/s, with decode shapes (M = 1, 8, 16 against
 K = N = 4096), against torch.mm, OpenBLAS called directly (numpy), and the
 torch 2.x build's torch.mm and oneDNN (torch._C._nn.mkldnn_linear on
@@ -85,7 +90,38 @@ def b_rope(q: Tensor[(RB, RS, RH, D), f32], k: Tensor[(RB, RS, RH, D), f32], c: 
 @func
 def b_add(a: Tensor[(N,), f32], b: Tensor[(N,), f32]) -> Tensor[(N,), f32]:
     return a + b
+
+@func
+def b_rmsnorm16(x: Tensor[(N, D), bf16], w: Tensor[(D,), bf16]) -> Tensor[(N, D), bf16]:
+    return rms_norm(x, w, eps=1e-6)
+
+@func
+def c_rmsnorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    return x * rsqrt(mean(x * x, axes=-1) + 1e-6) * w
+
+@func
+def c_rmsnorm16(x: Tensor[(N, D), bf16], w: Tensor[(D,), bf16]) -> Tensor[(N, D), bf16]:
+    h = cast(x, f32)
+    return cast(h * rsqrt(mean(h * h, axes=-1) + 1e-6), bf16) * w
+
+@func
+def c_layernorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    d = x - mean(x, axes=-1)
+    return d * rsqrt(mean(d * d, axes=-1) + 1e-5) * w + b
+
+@func
+def c_softmax(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    e = exp(x - amax(x, axes=-1))
+    return e / sum(e, axes=-1)
 """
+
+# Hand-written compositions against the built-in op computing the same math
+# (both through torch.ops.tilefoundry, same inputs): label -> (composed
+# function, built-in function, dtype of the inputs, op whose inputs to use).
+COMPOSITIONS = {"rmsnorm f32": ("c_rmsnorm", "b_rmsnorm", "float32", "rmsnorm"),
+                "rmsnorm bf16": ("c_rmsnorm16", "b_rmsnorm16", "bfloat16", "rmsnorm"),
+                "layer_norm f32": ("c_layernorm", "b_layernorm", "float32", "layer_norm"),
+                "softmax f32": ("c_softmax", "b_softmax", "float32", "softmax")}
 
 # Row-op shapes [N, 4096] f32: 8, 32 and 128 MiB per tensor, and a latency shape.
 SHAPES = {"small": (32, 512), "8 MiB": (512, 4096), "32 MiB": (2048, 4096), "128 MiB": (8192, 4096)}
@@ -203,7 +239,7 @@ def child(args):
         kernels = {op: m.compile(fn) for op, fn in names.items()}
         res["compile_all_s"] = time.perf_counter() - t0
         res["backends"] = {op: k.backend for op, k in kernels.items()}
-        tf_ops = {op: tf.register(k) for op, k in kernels.items()}
+        tf_ops = {op: registered(tf, m, names[op]) for op in kernels}
         op_add = tf.register(m.compile("b_add"))
         one = torch.ones(1)
         calls = 20 if args.quick else 2000
@@ -233,7 +269,39 @@ def child(args):
                 kw = {"out": pre[0]} if len(pre) == 1 else {f"out{i}": o for i, o in enumerate(pre)}
                 r["tf_out"] = median_s(lambda: top.out(*inputs, **kw), runs)
             res["ops"][f"{op}|{label}|{shape}"] = r
+    if args.role == "tf":
+        res["compositions"] = compositions(torch, m, args.quick)
     print(json.dumps(res))
+
+
+REGISTERED = {}
+
+
+def registered(tf, m, fn):
+    """torch.ops.tilefoundry.<fn>, registered once per process."""
+    if fn not in REGISTERED:
+        REGISTERED[fn] = tf.register(m.compile(fn))
+    return REGISTERED[fn]
+
+
+def compositions(torch, m, quick):
+    """Each hand-written composition against its built-in, at the row shapes."""
+    import tilefoundry as tf
+    out = {}
+    for name, (composed, builtin, dtype, op) in COMPOSITIONS.items():
+        kc, kb = registered(tf, m, composed), registered(tf, m, builtin)
+        for label, shape in shapes_of(op, quick).items():
+            if label == "small":
+                continue
+            inputs = tuple(t.to(getattr(torch, dtype)) for t in make_inputs(torch, op, shape))
+            runs = 3 if quick else 10
+            got, want = kc(*inputs), kb(*inputs)
+            r = {"composed": median_s(lambda: kc(*inputs), runs), "builtin": median_s(lambda: kb(*inputs), runs),
+                 "bytes": bytes_moved(op, inputs, (want,)),
+                 "max_diff": (got.float() - want.float()).abs().max().item()}
+            del got, want
+            out[f"{name}|{label}|{shape}"] = r
+    return out
 
 
 def inductor_child(args):
@@ -389,6 +457,14 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
             w(f"| matmul | {label} {shape} | {gf(r['eager'])} | {gf(r['openblas'])} | {gf(i.get('onednn'))} | "
               f"{gf(i.get('mm'))} | {gf(i.get('inductor'))} | {gf(r['tf'])} | {gf(r['tf_out'])} | "
               f"{ratio(i.get('onednn'), r['tf'])} | {ratio(r['openblas'], r['tf'])} |")
+        w("\n| composition | shape | built-in ms | composed ms | composed / built-in | GB/s composed | "
+          "% triad composed | max diff |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|")
+        for key, r in d.get("compositions", {}).items():
+            name, label, shape = key.split("|")
+            gbs = r["bytes"] / r["composed"] / 1e9
+            w(f"| {name} | {label} {shape} | {fmt_ms(r['builtin'])} | {fmt_ms(r['composed'])} | "
+              f"{r['composed'] / r['builtin']:.2f} | {gbs:.1f} | {100 * gbs / triad:.0f}% | {r['max_diff']:.1e} |")
         w(f"\nPer-call overhead (1 element): torch.ops.tilefoundry {d['overhead_tf_us']:.2f} us, "
           f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x).")
     if cold is None:

@@ -13,14 +13,17 @@
 #include "core/compiler/emit_data.h"
 #include "core/compiler/emit_util.h"
 #include "core/compiler/inline.h"
-#include "core/compiler/lower_elementwise.h"
+#include "core/compiler/lower_loop_nest.h"
+#include "core/compiler/scalar_lowering.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
 #include "core/ops/shape/shape.h"
 #include "core/ops/sharding/sharding.h"
 #include "core/ops/tensor/tensor.h"
+#include "core/tir/printer.h"
 #include "core/tir/transform.h"
+#include "core/tir/verifier.h"
 
 namespace tf::compiler {
 
@@ -112,6 +115,7 @@ class Generator {
       for (const ExprPtr& o : *seg_outputs_) collect_outputs(o);
     }
     for (const ExprPtr& o : outputs_) count_uses(o);
+    decide_fusion();
     std::vector<std::pair<size_t, ExprPtr>> copies;
     for (size_t i = 0; i < outputs_.size(); ++i) {
       const ExprPtr& o = outputs_[i];
@@ -122,7 +126,7 @@ class Generator {
     }
     for (const ExprPtr& o : outputs_) plan(o);
     for (auto& [s, e] : copies) emit_elementwise(s, e, "copy");
-    return Program{slots_, assemble(), may_fail_, scalars_};
+    return Program{slots_, assemble(), may_fail_, scalars_, tir_.str()};
   }
 
  private:
@@ -177,23 +181,30 @@ class Generator {
     }
     const auto& c = static_cast<const ir::Call&>(*e);
     if (!c.op()) unsupported("a call of function '" + c.callee()->name() + "'");
+    // Every reader of a value is recorded (decide_fusion asks who reads a
+    // reduction), whichever kind of stage it is.
+    auto read_operands = [&](const std::vector<ExprPtr>& ops) {
+      for (const ExprPtr& a : ops) {
+        users_[a.get()].push_back(&c);
+        count_uses(a);
+      }
+    };
     if (is_insert(*c.op())) {
       check_insert(c);
-      for (const ExprPtr& a : operands(c)) count_uses(a);
-      return;
+      return read_operands(operands(c));
     }
     if (dynamic_cast<const ops::RoPE*>(c.op().get())) {
       check_rope(c);
-      for (const ExprPtr& a : c.args()) count_uses(a);
-      return;
+      return read_operands(c.args());
     }
     if (is_data_op(*c.op())) {
       check_data(c);
-      for (const ExprPtr& a : operands(c)) count_uses(a);
-      return;
+      return read_operands(operands(c));
     }
     check_op(c);
-    for (const ExprPtr& a : c.args()) count_uses(a);
+    read_operands(c.args());
+    if (is_row_op(*c.op()))
+      for (const ExprPtr& a : c.args()) force_registered_scalar_ops(a);
     if (is_row_op(*c.op())) row_reader_[c.args()[0].get()] = e;
     if (dynamic_cast<const ops::MatMul*>(c.op().get())) {
       for (const ExprPtr& a : c.args()) {
@@ -215,7 +226,7 @@ class Generator {
     }
     // 8-bit floats are converted and moved, not computed on (emit_util.h).
     if (fp8 && !dynamic_cast<const ops::Cast*>(op) && !is_layout(*op)) unsupported("fp8 " + std::string(op->name()));
-    const bool elementwise = is_elementwise(*op) || dynamic_cast<const ops::Zeros*>(op);
+    const bool elementwise = is_scalar_op(*op);
     const bool row = dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
                      dynamic_cast<const ops::LayerNorm*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
                      is_layout(*op);
@@ -227,7 +238,7 @@ class Generator {
       }
       return;
     }
-    if (is_elementwise(*op)) return;
+    if (is_scalar_op(*op)) return;  // its stage's lowering reports whether it can fail
     if (dynamic_cast<const ops::LayerNorm*>(op)) {
       if (!ir::is_float(out) || tensor_type(c).rank() < 1) unsupported("LayerNorm of this type");
       return;
@@ -266,8 +277,27 @@ class Generator {
     unsupported("op " + std::string(op->name()));
   }
 
-  // Ops computed value by value, inlined into the loop of the stage that
-  // reads them (Zeros too, but it reads nothing).
+  // Ops with a scalar form (scalar_lowering.h): inlined into the loop nest
+  // of the stage that reads them, whichever op it is.
+  static bool is_scalar_op(const ir::Op& op) { return find_scalar_lowering(op.name()) != nullptr; }
+
+  // The built-in row ops' emitter (emit_row) writes its operands' inlined
+  // values as text and knows only the built-in elementwise ops (below): any
+  // other op with a scalar form under a row op's operand is computed by a
+  // stage of its own and read from memory.
+  void force_registered_scalar_ops(const ExprPtr& e) {
+    auto* c = ir::expr_as<ir::Call>(e);
+    if (!c || !c->op() || inputs_.count(e.get()) || !is_scalar_op(*c->op())) return;
+    if (!is_elementwise(*c->op()) && !dynamic_cast<const ops::Zeros*>(c->op().get())) {
+      force_.insert(e.get());
+      return;
+    }
+    for (const ExprPtr& a : c->args()) force_registered_scalar_ops(a);
+  }
+
+  // The built-in ops the text emitters compute value by value (op_value),
+  // inlined into the loop of the stage that reads them (Zeros too, but it
+  // reads nothing).
   static bool is_elementwise(const ir::Op& op) {
     return dynamic_cast<const ops::Binary*>(&op) || dynamic_cast<const ops::Unary*>(&op) ||
            dynamic_cast<const ops::Cast*>(&op) || dynamic_cast<const ops::Silu*>(&op) ||
@@ -336,9 +366,8 @@ class Generator {
     const ir::TensorType& x = tensor_type(*c.args()[0]);
     if (x.dtype() == DType::kBool) unsupported("Reduce of bool");
     if (r.kind == ops::ReduceKind::kMean && !ir::is_float(x.dtype())) unsupported("integer mean");
-    if (r.kind == ops::ReduceKind::kMean) may_fail_ = true;  // mean over an empty axis
     if (c.args()[0]->kind() == ir::ExprKind::kConstant) unsupported("Reduce of a constant");
-    force_.insert(c.args()[0].get());
+    reduces_.push_back(&c);  // its operand is forced to memory unless decide_fusion fuses it
   }
 
   // Ops with their own stage emitter (emit_data.h, emit_conv.h): every tensor
@@ -407,9 +436,105 @@ class Generator {
   }
 
   bool materialized(const ir::Call& c) const {
+    if (slot_of_.count(&c) || force_.count(&c)) return true;
+    if (fused_.count(&c)) return false;
     auto it = uses_.find(&c);
-    return slot_of_.count(&c) || is_row_or_gemm(c) || force_.count(&c) ||
-           (it != uses_.end() && it->second > 1);
+    return is_row_or_gemm(c) || (it != uses_.end() && it->second > 1 && !recomputed_.count(&c));
+  }
+
+  // ---- fusion decisions --------------------------------------------------------
+  //
+  // Row reductions (lower_loop_nest.h) are computed inside the stages that
+  // read them when every reader is an elementwise value of the reduction's
+  // operand shape whose own readers stay in that shape until something
+  // stores it (so the reduction's rows are the stage's rows). An elementwise
+  // value read more than once is recomputed by each reader rather than
+  // stored and read back when that is cheap (a few arithmetic ops, no
+  // exp-like call) or when a fused reduction reads it (softmax's exp(x - m),
+  // read by its sum and by the division). Whatever does not qualify is
+  // materialized as before, and a reduction that is not fused reads its
+  // operand from memory.
+  void decide_fusion() {
+    std::unordered_set<const Expr*> is_output;
+    for (const ExprPtr& o : outputs_) is_output.insert(o.get());
+    for (const ir::Call* r : reduces_)
+      if (is_row_reduce(*r) && !is_output.count(r) && !force_.count(r)) fused_.insert(r);
+    for (bool changed = true; changed;) {
+      changed = false;
+      choose_recomputed(is_output);
+      for (auto it = fused_.begin(); it != fused_.end();) {
+        const ir::TensorType& shape = tensor_type(*static_cast<const ir::Call*>(*it)->args()[0]);
+        bool ok = true;
+        for (const ir::Call* u : users_[*it]) ok = ok && row_closed(*u, shape);
+        if (ok) {
+          ++it;
+        } else {
+          it = fused_.erase(it);
+          changed = true;
+        }
+      }
+    }
+    choose_recomputed(is_output);
+    for (const ir::Call* r : reduces_) {
+      if (fused_.count(r)) continue;  // its stage checks empty rows first (a precheck)
+      force_.insert(r->args()[0].get());
+      // A reduce stage records a mean over an empty axis where it runs.
+      if (static_cast<const ops::Reduce&>(*r->op()).kind == ops::ReduceKind::kMean) may_fail_ = true;
+    }
+  }
+
+  bool is_elementwise_call(const ir::Call& c) const {
+    return c.op() && find_scalar_lowering(c.op()->name()) != nullptr;
+  }
+
+  // Whether value u of a row stage keeps the rows of `shape` until stored:
+  // u has that shape (and may be stored: its stage iterates over those
+  // rows), or is a scalar of the row (the shape with its last extent 1, as
+  // mean(x) + eps) that is only read inline.
+  bool row_closed(const ir::Call& u, const ir::TensorType& shape) const {
+    if (!is_elementwise_call(u)) return false;
+    const ir::TensorType& t = tensor_type(u);
+    const bool full = t.shape() == shape.shape();
+    bool scalar = t.rank() == shape.rank() && is_static_one(t.shape().back());
+    for (size_t a = 0; scalar && a + 1 < t.rank(); ++a) scalar = t.shape()[a] == shape.shape()[a];
+    if (!full && !scalar) return false;
+    if (materialized(u)) return full;
+    auto it = users_.find(&u);
+    if (it == users_.end()) return true;
+    for (const ir::Call* v : it->second)
+      if (!fused_.count(v) && !row_closed(*v, shape)) return false;
+    return true;
+  }
+
+  void choose_recomputed(const std::unordered_set<const Expr*>& is_output) {
+    recomputed_.clear();
+    for (const auto& [e, n] : uses_) {
+      auto* c = e->kind() == ir::ExprKind::kCall ? static_cast<const ir::Call*>(e) : nullptr;
+      if (n < 2 || !c || !is_elementwise_call(*c) || is_output.count(e) || force_.count(e)) continue;
+      bool read_by_fused = false;
+      if (auto it = users_.find(e); it != users_.end())
+        for (const ir::Call* u : it->second) read_by_fused = read_by_fused || fused_.count(u);
+      if (read_by_fused || cheap(*c)) recomputed_.insert(e);
+    }
+  }
+
+  // A few arithmetic ops over materialized values: no exp-like call, at
+  // most 8 nodes inlined.
+  bool cheap(const ir::Call& c) const {
+    int budget = 8;
+    std::function<bool(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+      auto* k = ir::expr_as<ir::Call>(e);
+      if (!k || inputs_.count(e.get()) || fused_.count(k)) return true;
+      if (!is_elementwise_call(*k) || --budget < 0) return false;
+      if (find_scalar_lowering(k->op()->name())->transcendental(*k->op())) return false;
+      for (const ExprPtr& a : k->args())
+        if (!walk(a)) return false;
+      return true;
+    };
+    auto* self = &c;
+    for (const ExprPtr& a : self->args())
+      if (!walk(a)) return false;
+    return find_scalar_lowering(c.op()->name())->transcendental(*c.op()) == false;
   }
 
   // Post-order: every materialized value is computed before its readers.
@@ -888,16 +1013,28 @@ class Generator {
     if (stream) o << "      }\n";
   }
 
-  // Lowered through TIR (lower_elementwise.h), printed by the CPU printer.
+  // Lowered through TIR (lower_loop_nest.h), printed by the CPU printer.
   void emit_elementwise(size_t s, const ExprPtr& e, const std::string& what, bool root_inline = false) {
     StageEnv env{[this](const Expr* x) -> long {
                    auto it = slot_of_.find(x);
                    return it == slot_of_.end() ? -1 : static_cast<long>(it->second);
                  },
-                 [this](size_t k) -> const SlotVars& { return slot_vars(k); }, err_var()};
+                 [this](size_t k) -> const SlotVars& { return slot_vars(k); },
+                 [this](const ir::Call& c) { return fused_.count(&c) > 0; }, err_var()};
     bool fails = false;
-    tir::StmtPtr stage = tir::split_parallel_threshold(lower_elementwise_stage(env, s, e, what, root_inline, &fails));
+    tir::StmtPtr precheck;
+    tir::StmtPtr stage = lower_stage(env, s, e, what, root_inline, &fails, &precheck);
+    stage = tir::split_parallel_threshold(tir::hoist_loop_invariants(stage));
     may_fail_ = may_fail_ || fails;
+    std::vector<tir::VarPtr> entry;
+    for (const auto& [v, name] : entry_names_) entry.push_back(v);
+    tir::verify(tir::Function{"stage", entry, stage});
+    if (precheck) {
+      tir::verify(tir::Function{"precheck", entry, precheck});
+      tir_ << tir::to_string(precheck);
+      prechecks_ << "  {\n" << printer().stmt(precheck, 1) << "  }\n";
+    }
+    tir_ << tir::to_string(stage);
     stages_ << "  {\n" << printer().stmt(stage, 1) << "  }\n";
   }
 
@@ -1455,8 +1592,13 @@ class Generator {
   std::unordered_map<const Expr*, ExprPtr> row_reader_;  // a value -> a row op reading it as its input
   std::ostringstream prechecks_;  // run before any allocation or stage; may return an error code
   std::ostringstream stages_;
+  std::ostringstream tir_;  // the TIR of the stages lowered through it
   bool may_fail_ = false;
   std::vector<RuntimeScalar> scalars_;
+  std::vector<const ir::Call*> reduces_;  // every Reduce, in first-use order
+  std::unordered_map<const Expr*, std::vector<const ir::Call*>> users_;  // a value -> the calls reading it
+  std::unordered_set<const Expr*> fused_;       // row reductions computed inside their readers' stages
+  std::unordered_set<const Expr*> recomputed_;  // multi-use elementwise values each reader recomputes
   std::deque<SlotVars> slot_vars_;
   tir::VarPtr err_;
   std::vector<std::pair<tir::VarPtr, std::string>> entry_names_;  // the entry's variables, as spelled there

@@ -48,6 +48,8 @@ struct Program {
   // Resolved by the host per call and appended to SH after every slot's
   // shape; the entry reads them as RS[i] (scalars.h).
   std::vector<RuntimeScalar> scalars;
+  // The TIR of the stages lowered through it, as text (TF_DUMP_DIR's .tir).
+  std::string tir;
 };
 
 // Error codes of a generated entry.

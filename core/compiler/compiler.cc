@@ -203,7 +203,7 @@ std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {
 std::shared_ptr<const CompiledFunction> compile_program(const Program& p, const std::string& name) {
   std::string source = single_source(p);
   std::string key = cache_key(source);
-  dump_source(name + "." + key, source);
+  dump_source(name + "." + key, source, p.tir);
   std::shared_ptr<const Library> lib;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -224,7 +224,7 @@ int64_t compiler_invocations() { return invocation_count(); }
 
 std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns, const std::string& module_text,
                                         const std::string& path) {
-  std::ostringstream src, names, entries, keys;
+  std::ostringstream src, names, entries, keys, tir;
   src << prelude_source();
   std::vector<std::string> done;
   int64_t count = 0;
@@ -245,6 +245,7 @@ std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns,
       names << "\"" << name << "\",";
       entries << "reinterpret_cast<const void*>(&" << entry << "),";
       keys << "\"" << source_hash(single_source(p)) << "\",";
+      if (!p.tir.empty()) tir << "// " << name << "\n" << p.tir;
     }
     done.push_back(fn->name());
   }
@@ -253,7 +254,7 @@ std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns,
   src << "extern \"C\" const char* const tf_aot_function_names[] = {" << names.str() << "nullptr};\n";
   src << "extern \"C\" const char* const tf_aot_function_keys[] = {" << keys.str() << "nullptr};\n";
   src << "extern \"C\" const void* const tf_aot_entries[] = {" << entries.str() << "nullptr};\n";
-  dump_source("aot." + cache_key(src.str()), src.str());
+  dump_source("aot." + cache_key(src.str()), src.str(), tir.str());
   compile_shared(src.str(), path);
   return done;
 }

@@ -140,11 +140,12 @@ std::string cached_shared(const std::string& source, const std::string& key) {
   return path;
 }
 
-void dump_source(const std::string& stem, const std::string& source) {
+void dump_source(const std::string& stem, const std::string& source, const std::string& tir) {
   const char* dir = std::getenv("TF_DUMP_DIR");
   if (!dir || !*dir) return;
   make_dirs(dir);
   write_atomically(std::string(dir) + "/" + stem + ".cc", source);
+  if (!tir.empty()) write_atomically(std::string(dir) + "/" + stem + ".tir", tir);
 }
 
 int64_t invocation_count() { return g_invocations.load(); }

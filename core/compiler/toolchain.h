@@ -36,8 +36,9 @@ void compile_shared(const std::string& source, const std::string& out_path);
 // Path of the cached object for source (key.so), compiled if missing.
 std::string cached_shared(const std::string& source, const std::string& key);
 
-// Writes source to TF_DUMP_DIR/<stem>.cc when TF_DUMP_DIR is set.
-void dump_source(const std::string& stem, const std::string& source);
+// Writes source to TF_DUMP_DIR/<stem>.cc when TF_DUMP_DIR is set, and the
+// TIR it was printed from (when given) to TF_DUMP_DIR/<stem>.tir.
+void dump_source(const std::string& stem, const std::string& source, const std::string& tir = "");
 
 int64_t invocation_count();
 

@@ -1,7 +1,10 @@
 #include "core/tir/transform.h"
 
+#include <unordered_set>
+
 #include "core/tir/functor.h"
 #include "core/tir/op.h"
+#include "core/tir/printer.h"
 
 namespace tf::tir {
 
@@ -37,7 +40,121 @@ class ThresholdSplitter final : public Mutator {
   }
 };
 
+// The variables a statement binds or assigns anywhere inside it.
+class Binders final : public Visitor {
+ public:
+  std::unordered_set<const Var*> vars;
+
+ protected:
+  void visit_For(const For& n) override {
+    vars.insert(n.var().get());
+    Visitor::visit_For(n);
+  }
+  void visit_LetStmt(const LetStmt& n) override {
+    vars.insert(n.var().get());
+    Visitor::visit_LetStmt(n);
+  }
+  void visit_Allocate(const Allocate& n) override {
+    vars.insert(n.var().get());
+    Visitor::visit_Allocate(n);
+  }
+  void visit_Assign(const Assign& n) override {  // an accumulator changes inside
+    vars.insert(n.var().get());
+    Visitor::visit_Assign(n);
+  }
+};
+
+// Whether e reads no variable of `varying`, loads nothing and calls no
+// extern routine; `costly` is set when it contains a call.
+bool invariant(const ExprPtr& e, const std::unordered_set<const Var*>& varying, bool* costly) {
+  switch (e->kind()) {
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm: return true;
+    case ExprKind::kVar: return !varying.count(static_cast<const Var*>(e.get()));
+    case ExprKind::kLoad:
+    case ExprKind::kAddress: return false;
+    case ExprKind::kCall: {
+      auto& c = static_cast<const Call&>(*e);
+      if (c.effect() != Call::kPure) return false;
+      for (const ExprPtr& a : c.args())
+        if (!invariant(a, varying, costly)) return false;
+      *costly = true;
+      return true;
+    }
+    case ExprKind::kBinary: {
+      // An integer division may trap: it stays where the loop guards it.
+      auto& b = static_cast<const Binary&>(*e);
+      if ((b.op() == BinaryOp::kDiv || b.op() == BinaryOp::kMod) && !ir::is_float(b.dtype())) return false;
+      return invariant(b.a(), varying, costly) && invariant(b.b(), varying, costly);
+    }
+    case ExprKind::kUnary: return invariant(static_cast<const Unary&>(*e).a(), varying, costly);
+    case ExprKind::kCast: return invariant(static_cast<const Cast&>(*e).value(), varying, costly);
+    case ExprKind::kSelect: {
+      auto& s = static_cast<const Select&>(*e);
+      return invariant(s.cond(), varying, costly) && invariant(s.t(), varying, costly) &&
+             invariant(s.f(), varying, costly);
+    }
+  }
+  return false;
+}
+
+// Replaces the costly invariant subexpressions of one loop's body by
+// variables (one per distinct expression, by its printed form).
+class InvariantReplacer final : public Mutator {
+ public:
+  explicit InvariantReplacer(const std::unordered_set<const Var*>& varying) : varying_(varying) {}
+  std::vector<std::pair<VarPtr, ExprPtr>> hoisted;
+
+ protected:
+  ExprPtr mutate_Binary(const Binary& n, const ExprPtr& self) override { return hoist(self, [&] { return Mutator::mutate_Binary(n, self); }); }
+  ExprPtr mutate_Unary(const Unary& n, const ExprPtr& self) override { return hoist(self, [&] { return Mutator::mutate_Unary(n, self); }); }
+  ExprPtr mutate_Cast(const Cast& n, const ExprPtr& self) override { return hoist(self, [&] { return Mutator::mutate_Cast(n, self); }); }
+  ExprPtr mutate_Select(const Select& n, const ExprPtr& self) override { return hoist(self, [&] { return Mutator::mutate_Select(n, self); }); }
+  ExprPtr mutate_Call(const Call& n, const ExprPtr& self) override { return hoist(self, [&] { return Mutator::mutate_Call(n, self); }); }
+  // Loops nested inside are handled by the pass's own walk.
+  StmtPtr mutate_For(const For&, const StmtPtr& self) override { return self; }
+
+ private:
+  template <typename F>
+  ExprPtr hoist(const ExprPtr& e, F descend) {
+    bool costly = false;
+    if (!invariant(e, varying_, &costly)) return descend();
+    if (!costly) return e;
+    const std::string key = to_string(e);
+    for (const auto& [v, x] : hoisted)
+      if (to_string(x) == key) return v;
+    VarPtr v = Var::make("inv" + std::to_string(hoisted.size()), e->type());
+    hoisted.emplace_back(v, e);
+    return v;
+  }
+
+  const std::unordered_set<const Var*>& varying_;
+};
+
+class InvariantHoister final : public Mutator {
+ protected:
+  StmtPtr mutate_For(const For& n, const StmtPtr& self) override {
+    StmtPtr body = mutate(n.body());
+    StmtPtr loop = body == n.body() ? self
+                                    : For::make(n.var(), n.min(), n.extent(), n.for_kind(), body, n.reductions(),
+                                                n.min_work());
+    if (n.for_kind() != ForKind::kVectorized) return loop;
+    Binders b;
+    b.visit(loop);
+    for (const Reduction& r : n.reductions()) b.vars.insert(r.var.get());
+    InvariantReplacer r(b.vars);
+    StmtPtr inner = r.mutate(as<For>(loop)->body());
+    if (r.hoisted.empty()) return loop;
+    const For& f = *as<For>(loop);
+    StmtPtr out = For::make(f.var(), f.min(), f.extent(), f.for_kind(), inner, f.reductions(), f.min_work());
+    for (auto it = r.hoisted.rbegin(); it != r.hoisted.rend(); ++it) out = LetStmt::make(it->first, it->second, out);
+    return out;
+  }
+};
+
 }  // namespace
+
+StmtPtr hoist_loop_invariants(const StmtPtr& s) { return InvariantHoister().mutate(s); }
 
 StmtPtr substitute(const StmtPtr& s, const VarMap& values) { return Substituter(values).mutate(s); }
 ExprPtr substitute(const ExprPtr& e, const VarMap& values) { return Substituter(values).mutate(e); }

@@ -27,4 +27,13 @@ StmtPtr specialize(const StmtPtr& s, const ExprPtr& cond, const VarMap& values);
 // threading runtime entirely.
 StmtPtr split_parallel_threshold(const StmtPtr& s);
 
+// Hoists out of every vectorized For the subexpressions that do not change
+// across its iterations and cost something (they contain a pure call:
+// 1 / sqrt(var + eps) in a normalization's store loop): each becomes a
+// LetStmt before the loop. Loads stay (the loop may store to memory they
+// read), and so do extern calls. Rationale: a C compiler may not hoist a
+// libm call that can set errno, and a call it keeps in the loop can stop
+// the loop from vectorizing.
+StmtPtr hoist_loop_invariants(const StmtPtr& s);
+
 }  // namespace tf::tir

@@ -193,6 +193,13 @@ TEST_F(FusedKernels, DumpDirReceivesTheSource) {
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("tf_silu<float>"), std::string::npos) << "dumped source lacks the fused silu";
   EXPECT_NE(text.find("extern \"C\" int TF_ENTRY"), std::string::npos);
+  // Next to it, the TIR the stage was printed from.
+  std::ifstream t(dir + "/swiglu." + k->key() + ".tir");
+  std::string tir((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+  EXPECT_NE(tir.find("// stage: Binary -> slot 2"), std::string::npos) << tir;
+  EXPECT_NE(tir.find(") parallel {"), std::string::npos) << tir;
+  EXPECT_NE(tir.find(") serial {"), std::string::npos) << tir;  // its one-thread twin
+  EXPECT_NE(tir.find("tf_silu<f32>("), std::string::npos) << tir;
   // Small extents skip the OpenMP runtime: each parallel stage loop has a
   // serial twin chosen by the size threshold (libgomp builds a team even when
   // an `if` clause is false, which dominated a 1-element call).

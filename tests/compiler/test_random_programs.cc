@@ -8,6 +8,9 @@
 //   - row ops RMSNorm, LayerNorm and SoftMax, also in the row-op producer
 //     pattern: the row op's elementwise input is also an output or is read
 //     again, so the compiler computes it in the row stage (fusable_producer);
+//   - last-axis Reduce read back along its row (the normalization pattern,
+//     fused into the reader's stage), also a second one of the first's
+//     result (two passes);
 //   - first-axis Reduce, Transpose round trips and MatMul by (D, D) weights;
 //   - Concat of two values along either axis and a Slice back to (N, D),
 //     Stack and a Reduce or Slice + Reshape back down, Reshape round trips
@@ -31,7 +34,9 @@
 #include <memory>
 
 #include "compiler_helpers.h"
+#include "core/compiler/codegen.h"
 #include "core/compiler/library.h"
+#include "core/frontend/printer.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
@@ -181,6 +186,17 @@ class ProgramGenerator {
       case 9: {  // round trip through the other float type
         DType other = dt_ == DType::kF32 ? DType::kF64 : DType::kF32;
         return cast(cast(any(), other), dt_);
+      }
+      case 10: {  // a reduction over the last axis read back along its row
+        // (computed inside the reader's stage; two passes when a second
+        // reduction reads the first's result, as in LayerNorm's variance)
+        ir::ExprPtr x = full();
+        ir::ExprPtr r = call<ops::Reduce>({x}, std::vector<int64_t>{-1}, true, kReduceKinds[pick(4)]);
+        ir::ExprPtr d = binary(x, r, BinaryKind::kSub);
+        if (pick(2) == 0) return d;
+        ir::ExprPtr v = call<ops::Reduce>({binary(d, d, BinaryKind::kMul)}, std::vector<int64_t>{-1}, true,
+                                          ReduceKind::kMean);
+        return binary(d, v, BinaryKind::kMul);
       }
       case 11: {  // Reduce over the first axis, keepdim: (1, D) broadcasts back
         return call<ops::Reduce>({full()}, std::vector<int64_t>{0}, true, kReduceKinds[pick(4)]);
@@ -430,6 +446,15 @@ NDArray make_input(const ir::Var& p, const ir::DimBindings& b, std::mt19937& rng
   return a;
 }
 
+// fn as DSL source, for a failure message.
+std::string program_text(const ir::FunctionPtr& fn) {
+  try {
+    return frontend::print_module(*sema::seal(ir::Target::default_cpu(), {fn}));
+  } catch (const std::exception& e) {
+    return std::string("(not printable: ") + e.what() + ")";
+  }
+}
+
 // One batch of generated programs sealed into one module, and the native
 // compile of its library, running in the background.
 struct Batch {
@@ -459,7 +484,20 @@ Batch start_batch(int64_t first, int64_t end, std::mt19937& rng) {
 // Every program of the batch compiled natively and agrees with the
 // evaluator on two random bindings of (N, D).
 void check_batch(Batch& b, std::mt19937& rng, int64_t* checked) {
-  std::vector<std::string> compiled = b.compiled.get();
+  std::vector<std::string> compiled;
+  try {
+    compiled = b.compiled.get();
+  } catch (const std::exception& e) {
+    // Name the program the code generator failed on.
+    for (const ir::FunctionPtr& fn : b.fns) {
+      try {
+        compiler::generate(*fn);
+      } catch (const std::exception& f) {
+        FAIL() << fn->name() << ": " << f.what() << "\n" << program_text(fn);
+      }
+    }
+    FAIL() << e.what();
+  }
   ASSERT_EQ(compiled.size(), b.fns.size()) << "a generated program was not compilable";
   std::string text;
   auto lib = compiler::open_library(b.path, &text);
@@ -473,7 +511,10 @@ void check_batch(Batch& b, std::mt19937& rng, int64_t* checked) {
       for (const ir::VarPtr& p : fn->params()) in.push_back(make_input(*p, bind, rng));
       expect_agree(*k, *b.module, *fn, in,
                    fn->name() + " N=" + std::to_string(bind["N"]) + " D=" + std::to_string(bind["D"]));
-      if (::testing::Test::HasFailure()) return;
+      if (::testing::Test::HasFailure()) {
+        ADD_FAILURE() << "the program:\n" << program_text(fn);
+        return;
+      }
     }
     ++*checked;
   }

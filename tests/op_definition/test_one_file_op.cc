@@ -1,14 +1,15 @@
 // An op defined entirely in this file: ScaledSoftplus, spelled
 // scaled_softplus(x, beta=1.0) — torch.nn.functional.softplus(x, beta):
 // log(1 + exp(beta * x)) / beta, and x itself where beta * x > 20. Its Op
-// struct, typeinfer, surface function, sharding traits and evaluator kernel
-// are all here, registered at test start through the public registration
-// calls (ops::register_op, eval::register_kernel); nothing else in the tree
-// names it. It is then used like a built-in op, through the entry points the
-// other tests use: parsed from DSL source, type-checked (and rejected with a
+// struct, typeinfer, surface function, sharding traits, evaluator kernel
+// and native scalar form are all here, registered at test start through the
+// public registration calls (ops::register_op, eval::register_kernel,
+// compiler::register_scalar_lowering); nothing else in the tree names it.
+// It is then used like a built-in op, through the entry points the other
+// tests use: parsed from DSL source, type-checked (and rejected with a
 // clear message), printed and parsed back, checked for completeness, and run
-// by every backend in backends() — a compile-and-run step joins that list
-// when the native compiler attaches its lowerings the same way.
+// by every backend in backends(): the evaluator, and compiled to native code
+// (fused with the arithmetic around it).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler/compiler.h"
+#include "core/compiler/scalar_lowering.h"
 #include "core/eval/evaluator.h"
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
@@ -26,6 +29,8 @@
 #include "core/ir/error.h"
 #include "core/ops/completeness.h"
 #include "core/ops/registry.h"
+#include "core/sema/bind.h"
+#include "core/tir/op.h"
 
 namespace tf {
 namespace {
@@ -87,12 +92,26 @@ NDArray scaled_softplus_kernel(const eval::KernelArgs& args) {
   return out;
 }
 
+// The native compiler's part: one result element as a TIR expression of
+// the operand's element (in its compute type), the same formula.
+tir::ExprPtr scaled_softplus_scalar(const compiler::ScalarArgs& a) {
+  const ir::DType c = compiler::compute_dtype(a.out);
+  const tir::Type t = tir::Type::scalar(c);
+  const tir::ExprPtr b = tir::imm(c, static_cast<const ScaledSoftplus&>(*a.call.op()).beta);
+  const tir::ExprPtr bx = tir::mul(b, a.args[0]);
+  const tir::ExprPtr soft = tir::div(tir::call(t, "std::log1p", {tir::call(t, "std::exp", {bx})}), b);
+  return tir::select(tir::gt(bx, tir::imm(c, 20)), a.args[0], soft);
+}
+
 // Once per process, before any test uses the op.
 void register_scaled_softplus() {
   static std::once_flag once;
   std::call_once(once, [] {
     ops::register_op(scaled_softplus_def());
     eval::register_kernel("ScaledSoftplus", scaled_softplus_kernel);
+    compiler::register_scalar_lowering(
+        "ScaledSoftplus", {scaled_softplus_scalar, [](const ir::Op&) { return true; },
+                           [](const ir::Call&) { return false; }});
   });
 }
 
@@ -103,10 +122,20 @@ struct Backend {
   std::function<std::vector<NDArray>(const ir::Module&, const ir::Function&, const std::vector<NDArray>&)> run;
 };
 
-// A compile-and-run step is one more entry here.
 std::vector<Backend> backends() {
-  return {{"evaluator", [](const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& in) {
+  return {{"evaluator",
+           [](const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& in) {
              return eval::evaluate(m, fn, in);
+           }},
+          {"native", [](const ir::Module&, const ir::Function& fn, const std::vector<NDArray>& in) {
+             auto k = compiler::compile(fn);  // throws if the op does not compile: no silent fallback
+             std::vector<sema::ArgDesc> descs;
+             for (const NDArray& a : in) descs.push_back({a.dtype(), a.shape()});
+             ir::DimBindings b = sema::bind_arguments(fn, descs);
+             std::vector<NDArray> out;
+             for (const sema::ArgDesc& d : sema::output_descs(fn, b)) out.push_back(NDArray::empty(d.dtype, d.shape));
+             k->run(in, out, b);
+             return out;
            }}};
 }
 

@@ -27,7 +27,7 @@ def test_bench_prints_a_markdown_table():
         if not line.startswith("| "):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cells[0] in ("op", "matmul") and cells[1] == "shape":
+        if cells[0] in ("op", "matmul", "composition") and cells[1] == "shape":
             current = tables.setdefault(cells[0], (cells, []))
         else:
             current[1].append(cells)
@@ -45,6 +45,13 @@ def test_bench_prints_a_markdown_table():
     mm_header, mm_rows = tables["matmul"]
     assert len(mm_rows) == 1 and "tf / OpenBLAS" in mm_header
     assert float(mm_rows[0][mm_header.index("tf / OpenBLAS")]) > 0
+    # hand-written compositions beside their built-ins, both native
+    comp_header, comp_rows = tables["composition"]
+    assert {r[0] for r in comp_rows} == {"rmsnorm f32", "rmsnorm bf16", "layer_norm f32", "softmax f32"}
+    for r in comp_rows:
+        assert float(r[comp_header.index("composed / built-in")]) > 0, r
+        bound = 0.1 if "bf16" in r[0] else 1e-4  # the built-in and the composition round differently
+        assert float(r[comp_header.index("max diff")]) < bound, r
     assert "Per-call overhead" in proc.stdout
     # the native backend was measured, not the evaluator
     assert "'softmax': 'native'" in proc.stdout and "'layer_norm': 'native'" in proc.stdout

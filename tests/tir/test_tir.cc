@@ -176,5 +176,26 @@ TEST(Tir, ParallelThresholdBecomesABranchWithASerialCopy) {
   EXPECT_EQ(split_parallel_threshold(split).get(), split.get());
 }
 
+TEST(Tir, LoopInvariantCallsAreHoistedOutOfVectorizedLoops) {
+  // y[j] = x[j] * (1 / sqrt(r + eps)) * w[j]; acc += x[j] * exp(r) in another.
+  VarPtr x = Var::make("x", Type::pointer(DType::kF32)), y = Var::make("y", Type::pointer(DType::kF32));
+  VarPtr n = Var::make("n", kI64), r = Var::make("r", kF32), j = Var::make("j", kI64);
+  ExprPtr inv = div(imm(DType::kF32, 1), call(kF32, "std::sqrt", {add(r, imm(DType::kF32, 1e-6))}));
+  StmtPtr store = For::make(j, i64(0), n, ForKind::kVectorized, Store::make(y, j, mul(load(x, j), inv)));
+  VarPtr acc = Var::make("acc", kF32, true), k = Var::make("k", kI64);
+  // exp(acc) changes with acc: it must stay.
+  StmtPtr red = For::make(k, i64(0), n, ForKind::kVectorized,
+                          Assign::make(acc, add(acc, call(kF32, "tf_exp", {acc}))), {Reduction{acc, BinaryOp::kAdd}});
+  StmtPtr body = Seq::make({store, LetStmt::make(acc, imm(DType::kF32, 0), red)});
+  StmtPtr out = hoist_loop_invariants(body);
+  const std::string text = to_string(out);
+  EXPECT_NE(text.find("let inv0: f32 = (1.0f / std::sqrt((r + 1e-06f)))\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("y[j] = (x[j] * inv0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc = (acc + tf_exp(acc))"), std::string::npos) << text;
+  EXPECT_NO_THROW(verify(Function{"f", {x, y, n, r}, out}));
+  // Nothing to hoist: the same tree.
+  EXPECT_EQ(hoist_loop_invariants(out).get(), out.get());
+}
+
 }  // namespace
 }  // namespace tf::tir

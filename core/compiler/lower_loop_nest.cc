@@ -1,0 +1,531 @@
+#include "core/compiler/lower_loop_nest.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "core/compiler/emit_util.h"
+#include "core/compiler/scalar_lowering.h"
+#include "core/ir/error.h"
+#include "core/compiler/codegen.h"
+#include "core/ops/tensor/tensor.h"
+#include "core/tir/functor.h"
+#include "core/tir/op.h"
+#include "core/tir/transform.h"
+
+namespace tf::compiler {
+
+using ir::DType;
+using namespace tir;
+
+namespace {
+
+const Type kIndex = Type::scalar(DType::kI64);
+
+// A materialized value read by the stage.
+struct Leaf {
+  size_t slot;
+  VarPtr row;     // the leaf's elements of the current row (a pointer)
+  VarPtr stride;  // its stride along the row, in elements
+  bool inner_zero;  // broadcast along the row (same element for every j)
+};
+
+// A call computed a chunk at a time: fn over the buffer `buf` filled with arg.
+struct Staged {
+  std::string fn;
+  ExprPtr arg;
+  VarPtr buf;
+};
+
+// A Reduce computed inside the stage, once per row.
+struct RowReduce {
+  const ir::Call* call;
+  int depth;              // its pass: 1 + the deepest reduction its operand reads
+  ExprPtr element;        // the operand's element, in the compute type
+  VarPtr acc, nans;       // accumulator; for max, a count of NaN elements
+  VarPtr value;           // the result, bound after its pass
+};
+
+// Replaces loads of the given row pointers by loads of chunk buffers.
+class ReadWidened final : public Mutator {
+ public:
+  ReadWidened(const std::unordered_map<const Var*, VarPtr>& wide, ExprPtr at) : wide_(wide), at_(std::move(at)) {}
+
+ protected:
+  ExprPtr mutate_Load(const Load& n, const ExprPtr& self) override {
+    auto it = wide_.find(n.base().get());
+    return it == wide_.end() ? Mutator::mutate_Load(n, self) : load(it->second, at_);
+  }
+
+ private:
+  const std::unordered_map<const Var*, VarPtr>& wide_;
+  ExprPtr at_;
+};
+
+// Whether e loads through `base`.
+bool reads(const ExprPtr& e, const Var* base) {
+  struct Finder final : Visitor {
+    const Var* base;
+    bool found = false;
+    void visit_Load(const Load& n) override {
+      found = found || n.base().get() == base;
+      Visitor::visit_Load(n);
+    }
+  } f;
+  f.base = base;
+  f.visit(e);
+  return f.found;
+}
+
+class Stage {
+ public:
+  Stage(const StageEnv& env, size_t s) : env_(env), s_(s), iter_(*env.slot(s).type) {}
+
+  StmtPtr lower(const ir::ExprPtr& e, const std::string& what, bool root_inline, bool* may_fail) {
+    j_ = Var::make("j", kIndex);
+    c0_ = Var::make("c0", kIndex);
+    inner_ = Var::make("inner", kIndex);
+    staging_ = true;
+    ExprPtr value = root(expr(e, root_inline));
+    if (may_fail_) *may_fail = true;
+    return reduces_.empty() ? elementwise_skeleton(what, value) : row_skeleton(what, value);
+  }
+
+ private:
+  size_t rank() const { return iter_.rank(); }
+  ExprPtr shape(size_t slot, size_t a) { return load(env_.slot(slot).shape, i64(static_cast<int64_t>(a))); }
+  ExprPtr stride(size_t slot, size_t a) { return load(env_.slot(slot).strides, i64(static_cast<int64_t>(a))); }
+
+  ExprPtr leaf(size_t k) {
+    auto it = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.slot == k; });
+    if (it == leaves_.end()) {
+      const ir::TensorType& t = *env_.slot(k).type;
+      const bool inner_zero = t.rank() == 0 || (rank() > 0 && is_static_one(t.shape().back()) &&
+                                                 !is_static_one(iter_.shape().back()));
+      const std::string n = std::to_string(k);
+      leaves_.push_back(Leaf{k, Var::make("x" + n, Type::pointer(t.dtype())), Var::make("is" + n, kIndex), inner_zero});
+      it = leaves_.end() - 1;
+    }
+    return cast(compute_dtype(it->row->dtype()), load(it->row, mul(j_, it->stride)));
+  }
+
+  ExprPtr constant(const ir::Constant& k) {
+    const DType d = k.dtype();
+    if (!ir::is_float(d)) return imm(d, static_cast<double>(k.int_value()));
+    return round_to(d, imm(compute_dtype(d) == DType::kF64 ? DType::kF64 : DType::kF32, k.value()));
+  }
+
+  ExprPtr expr(const ir::ExprPtr& e, bool root_inline = false) {
+    if (!root_inline) {
+      const long k = env_.slot_of(e.get());
+      if (k >= 0) return leaf(static_cast<size_t>(k));
+    }
+    if (auto* k = ir::expr_as<ir::Constant>(e)) return constant(*k);
+    auto* c = ir::expr_as<ir::Call>(e);
+    TF_CHECK(c && c->op(), "lowering: an unplanned non-call value");
+    if (env_.fused_reduce && env_.fused_reduce(*c)) return row_scalar(*c);
+    const ScalarLowering* l = find_scalar_lowering(c->op()->name());
+    TF_CHECK(l, "lowering: op " + std::string(c->op()->name()) + " has no scalar form");
+    ScalarArgs a{*c, {}, tensor_type(*c).dtype(), env_.err, nullptr};
+    for (const ir::ExprPtr& x : c->args()) a.args.push_back(expr(x));
+    if (staging_) a.stage = [this](const std::string& fn, const ExprPtr& arg) { return stage(fn, arg); };
+    transcendentals_ += l->transcendental(*c->op());
+    may_fail_ = may_fail_ || l->may_fail(*c);
+    ExprPtr v = l->lower(a);
+    // An f16 result's rounding (tf_rf16, 11 vector operations per 16
+    // values) as F16C's round trip over the chunk (2).
+    if (a.out == DType::kF16 && staging_) return stage("tf_rf16_n", v);
+    return round_to(a.out, v);
+  }
+
+  // The result of a row reduction, lowered once per stage: its operand's
+  // element (without chunk staging: a reduction pass has no chunk buffers).
+  ExprPtr row_scalar(const ir::Call& c) {
+    for (const RowReduce& r : reduces_)
+      if (r.call == &c) return note_depth(r);
+    const bool staging = staging_;
+    const int depth = depth_;
+    staging_ = false;
+    depth_ = 0;
+    ExprPtr element = expr(c.args()[0]);
+    const int my_depth = depth_ + 1;
+    staging_ = staging;
+    depth_ = depth;
+    const auto& op = static_cast<const ops::Reduce&>(*c.op());
+    const DType d = tensor_type(c).dtype(), cd = compute_dtype(d);
+    const bool is_max = op.kind == ops::ReduceKind::kMax || op.kind == ops::ReduceKind::kAbsMax;
+    // f16 / bf16 sums accumulate in float, others in double (the evaluator's).
+    const DType acc_t = is_max ? cd : (is_half(d) ? DType::kF32 : DType::kF64);
+    const std::string n = std::to_string(reduces_.size());
+    // The NaN count has the width of the elements, so both reductions fill
+    // the same vector lanes.
+    const Type count_t = Type::scalar(cd == DType::kF64 ? DType::kI64 : DType::kI32);
+    RowReduce r{&c, my_depth, element, Var::make("acc" + n, Type::scalar(acc_t), true),
+                is_max ? Var::make("nans" + n, count_t, true) : nullptr, Var::make("r" + n, Type::scalar(cd))};
+    if (op.kind == ops::ReduceKind::kAbsMax) r.element = call(Type::scalar(cd), "tf_abs", {element}, {Type::scalar(cd)});
+    reduces_.push_back(r);
+    return note_depth(reduces_.back());
+  }
+  ExprPtr note_depth(const RowReduce& r) {
+    depth_ = std::max(depth_, r.depth);
+    return r.value;
+  }
+
+  ExprPtr stage(const std::string& fn, const ExprPtr& arg) {
+    staged_.push_back(Staged{fn, arg, Var::make("tb" + std::to_string(staged_.size()), Type::pointer(DType::kF32))});
+    return load(staged_.back().buf, sub(j_, c0_));
+  }
+
+  // The stored value: the store rounds to the output type itself, so a
+  // rounding at the root (staged or not) is dropped; rounding twice gives
+  // the same bits.
+  ExprPtr root(ExprPtr v) {
+    if (!staged_.empty() && staged_.back().fn == "tf_rf16_n") {
+      auto* l = as<Load>(v);
+      if (l && l->base() == staged_.back().buf) {
+        v = staged_.back().arg;
+        staged_.pop_back();
+      }
+    }
+    const DType dt = iter_.dtype();
+    if (auto* c = as<Call>(v); c && ((dt == DType::kF16 && c->name() == "tf_rf16") ||
+                                     (dt == DType::kBF16 && c->name() == "tf_rbf16")))
+      return c->args()[0];
+    return v;
+  }
+
+  // Streaming needs 4- or 8-byte values and memory-bound work: fewer than
+  // one exp-like call per two tensors the stage moves. Staging an inline
+  // exp-like call's loop through L1 costs a compute-bound loop more than the
+  // saved line reads; calls computed a chunk at a time are in L1 already.
+  bool can_stream() const {
+    const DType d = iter_.dtype();
+    const int tensors = static_cast<int>(leaves_.size()) + 1;
+    const int inline_calls = transcendentals_ - static_cast<int>(staged_.size());
+    return !is_half(d) && (ir::dtype_bits(d) == 32 || ir::dtype_bits(d) == 64) && 2 * inline_calls < tensors;
+  }
+
+  // f16 leaves that vary along the row and are read by the value or a
+  // staged call's argument: widened a chunk at a time by F16C (the scalar
+  // conversion vectorizes into ~13 operations per 16 values, against one).
+  std::vector<const Leaf*> widened(const ExprPtr& value) const {
+    std::vector<const Leaf*> wide;
+    for (const Leaf& l : leaves_) {
+      if (l.row->dtype() != DType::kF16 || l.inner_zero) continue;
+      bool read = reads(value, l.row.get());
+      for (const Staged& s : staged_) read = read || reads(s.arg, l.row.get());
+      if (read) wide.push_back(&l);
+    }
+    return wide;
+  }
+
+  // for (c in chunks of [lo, hi)) { c0, c1 bound; body(c0, c1) }.
+  StmtPtr chunk_loop(const ExprPtr& lo, const ExprPtr& hi, const VarPtr& c1, StmtPtr body) {
+    VarPtr c = Var::make("c", kIndex);
+    body = LetStmt::make(c0_, add(lo, mul(c, i64(kChunk))), LetStmt::make(c1, min(add(c0_, i64(kChunk)), hi), body));
+    const ExprPtr count = div(add(sub(hi, lo), i64(kChunk - 1)), i64(kChunk));
+    return For::make(c, i64(0), count, ForKind::kSerial, body);
+  }
+
+  // for (j in [lo, hi)) y[j] = value, in chunks of kChunk through L1 when
+  // the value needs any (see the header); streamed when `nt` holds.
+  StmtPtr store_loop(const VarPtr& y, const ExprPtr& lo, const ExprPtr& hi, const ExprPtr& value, const VarPtr& nt) {
+    const DType dt = iter_.dtype();
+    const bool half = is_half(dt);
+    const std::vector<const Leaf*> wide = widened(value);
+    auto chunks = [&](bool streamed) {
+      VarPtr c1 = Var::make("c1", kIndex);
+      std::vector<StmtPtr> body;
+      std::unordered_map<const Var*, VarPtr> wide_bufs;
+      std::vector<std::pair<VarPtr, const Leaf*>> wide_fill;
+      for (const Leaf* l : wide) {
+        VarPtr buf = Var::make("xw" + std::to_string(l->slot), Type::pointer(DType::kF32));
+        wide_bufs[l->row.get()] = buf;
+        wide_fill.emplace_back(buf, l);
+      }
+      ReadWidened rw(wide_bufs, sub(j_, c0_));
+      const ExprPtr n = sub(c1, c0_);
+      for (auto& [buf, l] : wide_fill)
+        body.push_back(Evaluate::make(
+            extern_call("tf_widen_n", {buf, address(l->row, mul(c0_, l->stride)), l->stride, n})));
+      for (const Staged& s : staged_) {
+        body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(s.buf, sub(j_, c0_), rw.mutate(s.arg))));
+        body.push_back(Evaluate::make(extern_call(s.fn, {s.buf, n})));
+      }
+      const ExprPtr v = rw.mutate(value);
+      if (streamed || half) {
+        VarPtr buf = Var::make("buf", Type::pointer(compute_dtype(dt)));
+        StmtPtr fill = For::make(j_, c0_, n, ForKind::kVectorized, Store::make(buf, sub(j_, c0_), v));
+        StmtPtr flush = Evaluate::make(streamed ? extern_call("tf_stream", {address(y, c0_), buf, n})
+                                                : extern_call("tf_narrow_n", {address(y, c0_), i64(1), buf, n}));
+        body.push_back(Allocate::make(buf, i64(kChunk), MemoryScope::kLocal, Seq::make({fill, flush})));
+      } else {
+        body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(y, j_, cast(dt, v))));
+      }
+      StmtPtr chunk = Seq::make(std::move(body));
+      for (auto it = staged_.rbegin(); it != staged_.rend(); ++it)
+        chunk = Allocate::make(it->buf, i64(kChunk), MemoryScope::kLocal, chunk);
+      for (auto it = wide_fill.rbegin(); it != wide_fill.rend(); ++it)
+        chunk = Allocate::make(it->first, i64(kChunk), MemoryScope::kLocal, chunk);
+      StmtPtr loop = chunk_loop(lo, hi, c1, chunk);
+      if (streamed) loop = Seq::make({loop, Evaluate::make(extern_call("tf_stream_fence", {}))});
+      return loop;
+    };
+    StmtPtr plain;
+    if (half || !wide.empty() || !staged_.empty()) plain = chunks(false);
+    else plain = For::make(j_, lo, sub(hi, lo), ForKind::kVectorized, Store::make(y, j_, cast(dt, value)));
+    if (!nt) return plain;
+    return IfThenElse::make(nt, chunks(true), plain);
+  }
+
+  // ---- the parts both skeletons share ---------------------------------------
+
+  // Broadcast strides of every leaf against the iteration shape, as Lets
+  // (appended to `lets`); bs[leaf][axis].
+  std::vector<std::vector<VarPtr>> leaf_strides(std::vector<std::pair<VarPtr, ExprPtr>>& lets) {
+    const size_t r = rank();
+    std::vector<std::vector<VarPtr>> bs(leaves_.size());
+    for (size_t li = 0; li < leaves_.size(); ++li) {
+      const size_t k = leaves_[li].slot, rl = env_.slot(k).type->rank();
+      for (size_t a = 0; a < r; ++a) {
+        bs[li].push_back(Var::make("bs" + std::to_string(k) + "_" + std::to_string(a), kIndex));
+        ExprPtr v = i64(0);
+        if (a + rl >= r) {
+          const size_t la = a + rl - r;
+          v = select(eq(shape(k, la), i64(1)), i64(0), stride(k, la));
+        }
+        lets.emplace_back(bs[li][a], v);
+      }
+    }
+    return bs;
+  }
+
+  // Whether every leaf that varies along the row has unit stride there.
+  ExprPtr unit_strides(const std::vector<std::vector<VarPtr>>& bs) const {
+    const size_t r = rank();
+    ExprPtr fast = boolean(true);
+    for (size_t li = 0; li < leaves_.size(); ++li)
+      if (!leaves_[li].inner_zero && r > 0)
+        fast = land(fast, lor(eq(bs[li][r - 1], i64(1)), eq(inner_, i64(1))));
+    return fast;
+  }
+
+  // `body` (reading the leaves' row pointers and strides) specialized for
+  // unit strides, under Lets of every leaf's row pointer for row `row`
+  // (the row index decomposed over the outer axes).
+  StmtPtr row_body(const StmtPtr& body, const VarPtr& fast, const VarPtr& row,
+                   const std::vector<std::vector<VarPtr>>& bs) {
+    const size_t r = rank();
+    VarMap unit;
+    for (const Leaf& l : leaves_) unit[l.stride.get()] = i64(l.inner_zero || r == 0 ? 0 : 1);
+    StmtPtr general = body;
+    for (size_t li = leaves_.size(); li-- > 0;)
+      general = LetStmt::make(leaves_[li].stride, r ? ExprPtr(bs[li][r - 1]) : i64(0), general);
+    StmtPtr out = IfThenElse::make(fast, tir::substitute(body, unit), general);
+    std::vector<ExprPtr> off(leaves_.size(), i64(0));
+    std::vector<std::pair<VarPtr, ExprPtr>> row_lets;
+    ExprPtr rem = row;
+    for (size_t a = r >= 2 ? r - 1 : 0; a-- > 0;) {
+      VarPtr i = Var::make("i" + std::to_string(a), kIndex);
+      row_lets.emplace_back(i, a == 0 ? rem : mod(rem, shape(s_, a)));
+      for (size_t li = 0; li < leaves_.size(); ++li) off[li] = add(off[li], mul(i, bs[li][a]));
+      rem = div(rem, shape(s_, a));
+    }
+    for (size_t li = leaves_.size(); li-- > 0;)
+      out = LetStmt::make(leaves_[li].row, address(env_.slot(leaves_[li].slot).data, off[li]), out, true);
+    for (auto it = row_lets.rbegin(); it != row_lets.rend(); ++it) out = LetStmt::make(it->first, it->second, out);
+    return out;
+  }
+
+  // The stage around its parallel loop: extents, leaf strides, the
+  // fast-path flag, the streaming flag; nothing runs for an empty result.
+  StmtPtr wrap(const std::string& what, StmtPtr par, const std::vector<std::pair<VarPtr, ExprPtr>>& lets,
+               const VarPtr& outer, const VarPtr& fast, const ExprPtr& fast_v, const VarPtr& nt) {
+    const size_t r = rank();
+    StmtPtr stage = par;
+    if (nt) {
+      const int64_t bytes = ir::dtype_bytes(iter_.dtype());
+      stage = LetStmt::make(nt, ge(mul(mul(outer, inner_), i64(bytes)), i64(kStreamMinBytes)), stage);
+    }
+    stage = LetStmt::make(fast, fast_v, stage);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) stage = LetStmt::make(it->first, it->second, stage);
+    stage = IfThenElse::make(gt(mul(outer, inner_), i64(0)), stage);
+    ExprPtr outer_v = i64(1);
+    for (size_t a = 0; a + 1 < r; ++a) outer_v = mul(outer_v, shape(s_, a));
+    stage = LetStmt::make(outer, outer_v, LetStmt::make(inner_, r ? shape(s_, r - 1) : i64(1), stage));
+    return Seq::make({Comment::make("stage: " + what + " -> slot " + std::to_string(s_)), stage});
+  }
+
+  // ---- elementwise ------------------------------------------------------------
+
+  StmtPtr elementwise_skeleton(const std::string& what, const ExprPtr& value) {
+    const SlotVars& out = env_.slot(s_);
+    VarPtr outer = Var::make("outer", kIndex);
+    std::vector<std::pair<VarPtr, ExprPtr>> lets;
+    const auto bs = leaf_strides(lets);
+    VarPtr fast = Var::make("fast", Type::scalar(DType::kBool));
+    VarPtr nt;
+    if (can_stream()) nt = Var::make("nt", Type::scalar(DType::kBool));
+    VarPtr nb = Var::make("nb", kIndex), t = Var::make("t", kIndex), row = Var::make("row", kIndex);
+    VarPtr j0 = Var::make("j0", kIndex), j1 = Var::make("j1", kIndex), y = Var::make("y", out.data->type());
+    StmtPtr body = row_body(store_loop(y, j0, j1, value, nt), fast, row, bs);
+    body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
+    body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
+                                                        LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
+    StmtPtr par = For::make(t, i64(0), mul(outer, nb), ForKind::kParallel, body, {},
+                            ge(mul(outer, inner_), i64(kElementwiseParallelMin)));
+    par = LetStmt::make(nb, call(kIndex, "tf_blocks", {inner_}), par);
+    return wrap(what, par, lets, outer, fast, unit_strides(bs), nt);
+  }
+
+  // ---- rows -------------------------------------------------------------------
+
+  // Prefetches of the next row of every leaf that varies along the rows,
+  // for the chunk [c0, c1): the row's later passes work from cache, so this
+  // overlaps the next row's memory reads with their arithmetic.
+  StmtPtr prefetch_next_row(const std::vector<std::vector<VarPtr>>& bs, const VarPtr& c1) {
+    const size_t r = rank();
+    std::vector<StmtPtr> out;
+    if (r < 2) return Seq::make({});
+    for (size_t li = 0; li < leaves_.size(); ++li) {
+      const Leaf& l = leaves_[li];
+      if (l.inner_zero || env_.slot(l.slot).type->rank() < r) continue;
+      const ExprPtr next = bs[li][r - 2];
+      const int64_t step = 64 / ir::dtype_bytes(l.row->dtype());
+      VarPtr p = Var::make("p", kIndex);
+      ExprPtr at = add(next, add(c0_, mul(p, i64(step))));
+      StmtPtr fetch = For::make(p, i64(0), div(add(sub(c1, c0_), i64(step - 1)), i64(step)), ForKind::kSerial,
+                                Evaluate::make(extern_call("__builtin_prefetch", {address(l.row, at), i32(0), i32(3)})));
+      out.push_back(IfThenElse::make(land(eq(l.stride, i64(1)), ne(next, i64(0))), fetch));
+    }
+    return Seq::make(std::move(out));
+  }
+
+  // One pass over the row computing every reduction of `depth`. Sums are
+  // vectorized reductions in their accumulator type (double for f32, as
+  // the evaluator's: float partial sums per chunk drifted past the
+  // differential tests' tolerance on chains of centred sums); a max is a vectorized max beside a count of NaN elements (a NaN
+  // anywhere makes the result NaN, as the evaluator's).
+  StmtPtr reduce_pass(int depth, const std::vector<std::vector<VarPtr>>& bs) {
+    std::vector<StmtPtr> updates;
+    std::vector<Reduction> reductions;
+    for (const RowReduce& r : reduces_) {
+      if (r.depth != depth) continue;
+      if (r.nans) {
+        updates.push_back(Assign::make(r.acc, max(r.acc, r.element)));
+        updates.push_back(Assign::make(r.nans, add(r.nans, cast(r.nans->dtype(), ne(r.element, r.element)))));
+        reductions.push_back({r.acc, BinaryOp::kMax});
+        reductions.push_back({r.nans, BinaryOp::kAdd});
+      } else {
+        updates.push_back(Assign::make(r.acc, add(r.acc, cast(r.acc->dtype(), r.element))));
+        reductions.push_back({r.acc, BinaryOp::kAdd});
+      }
+    }
+    VarPtr c1 = Var::make("c1", kIndex);
+    StmtPtr loop = For::make(j_, c0_, sub(c1, c0_), ForKind::kVectorized, Seq::make(std::move(updates)), reductions);
+    // Chunks: each chunk's reduction is a dependency chain of its own that
+    // the out-of-order core overlaps with the next.
+    StmtPtr chunk = depth == 1 ? Seq::make({prefetch_next_row(bs, c1), loop}) : loop;
+    return chunk_loop(i64(0), inner_, c1, chunk);
+  }
+
+  // The reduction's value once its pass has run, rounded to its dtype.
+  ExprPtr finish(const RowReduce& r) {
+    const auto& op = static_cast<const ops::Reduce&>(*r.call->op());
+    const DType d = tensor_type(*r.call).dtype(), cd = compute_dtype(d);
+    if (r.nans) return select(gt(r.nans, imm(r.nans->dtype(), 0)), imm(cd, std::numeric_limits<double>::quiet_NaN()), r.acc);
+    ExprPtr sum = round_to(d, cast(cd, r.acc));
+    if (op.kind == ops::ReduceKind::kSum) return sum;
+    return round_to(d, div(sum, cast(cd, inner_)));
+  }
+
+  ExprPtr initial(const RowReduce& r) {
+    if (!r.nans) return imm(r.acc->dtype(), 0);
+    const auto& op = static_cast<const ops::Reduce&>(*r.call->op());
+    if (op.kind == ops::ReduceKind::kAbsMax) return imm(r.acc->dtype(), 0);
+    return imm(r.acc->dtype(), -std::numeric_limits<double>::infinity());
+  }
+
+  StmtPtr row_skeleton(const std::string& what, const ExprPtr& value) {
+    const SlotVars& out = env_.slot(s_);
+    VarPtr outer = Var::make("outer", kIndex);
+    std::vector<std::pair<VarPtr, ExprPtr>> lets;
+    const auto bs = leaf_strides(lets);
+    VarPtr fast = Var::make("fast", Type::scalar(DType::kBool));
+    VarPtr nt;
+    if (can_stream()) nt = Var::make("nt", Type::scalar(DType::kBool));
+    VarPtr row = Var::make("row", kIndex), y = Var::make("y", out.data->type());
+    int depth = 0;
+    for (const RowReduce& r : reduces_) depth = std::max(depth, r.depth);
+    // Innermost first: the store, under every result it reads.
+    StmtPtr body = store_loop(y, i64(0), inner_, value, nt);
+    for (int d = depth; d >= 1; --d) {
+      for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it)
+        if (it->depth == d) body = LetStmt::make(it->value, finish(*it), body);
+      body = Seq::make({reduce_pass(d, bs), body});
+      for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it) {
+        if (it->depth != d) continue;
+        if (it->nans) body = LetStmt::make(it->nans, imm(it->nans->dtype(), 0), body);
+        body = LetStmt::make(it->acc, initial(*it), body);
+      }
+    }
+    body = row_body(body, fast, row, bs);
+    body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
+    StmtPtr par = For::make(row, i64(0), outer, ForKind::kParallel, body, {},
+                            ge(mul(outer, inner_), i64(kRowParallelMin)));
+    return wrap(what, par, lets, outer, fast, unit_strides(bs), nt);
+  }
+
+ public:
+  // A mean over an empty row is an error (the evaluator's), when there are
+  // rows at all. It depends on the shape alone, so the entry checks it
+  // before any stage writes: the kernel need not count as one that can fail
+  // after writing (whose callers would give it scratch outputs to copy).
+  StmtPtr precheck() {
+    bool mean = false;
+    for (const RowReduce& r : reduces_)
+      mean = mean || static_cast<const ops::Reduce&>(*r.call->op()).kind == ops::ReduceKind::kMean;
+    if (!mean) return nullptr;
+    const size_t r = rank();
+    VarPtr rows = Var::make("rows", kIndex), len = Var::make("len", kIndex);
+    ExprPtr rows_v = i64(1);
+    for (size_t a = 0; a + 1 < r; ++a) rows_v = mul(rows_v, shape(s_, a));
+    StmtPtr fail = IfThenElse::make(land(gt(rows, i64(0)), eq(len, i64(0))), Return::make(i32(kErrEmptyMean)));
+    return Seq::make({Comment::make("precheck: mean over an empty row -> slot " + std::to_string(s_)),
+                      LetStmt::make(rows, rows_v, LetStmt::make(len, shape(s_, r - 1), fail))});
+  }
+
+  const StageEnv& env_;
+  size_t s_;
+  const ir::TensorType& iter_;
+  VarPtr j_, c0_, inner_;
+  std::vector<Leaf> leaves_;
+  std::vector<Staged> staged_;
+  std::vector<RowReduce> reduces_;
+  bool staging_ = true;  // the value being lowered may use chunk buffers
+  int depth_ = 0;        // the deepest reduction read by the value being lowered
+  int transcendentals_ = 0;
+  bool may_fail_ = false;
+};
+
+}  // namespace
+
+bool is_row_reduce(const ir::Call& c) {
+  if (!c.op() || c.op()->name() != "Reduce") return false;
+  auto* r = static_cast<const ops::Reduce*>(c.op().get());
+  if (!r->keepdim || r->axes.size() != 1) return false;
+  const ir::TensorType& x = tensor_type(*c.args()[0]);
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  if (rank == 0 || (r->axes[0] != -1 && r->axes[0] != rank - 1)) return false;
+  return ir::is_float(x.dtype()) && !is_fp8(x.dtype());
+}
+
+StmtPtr lower_stage(const StageEnv& env, size_t s, const ir::ExprPtr& e, const std::string& what, bool root_inline,
+                    bool* may_fail, StmtPtr* precheck) {
+  Stage stage(env, s);
+  StmtPtr body = stage.lower(e, what, root_inline, may_fail);
+  *precheck = stage.precheck();
+  return body;
+}
+
+}  // namespace tf::compiler

@@ -1,0 +1,80 @@
+// Lowering of one fused stage to TIR: the loop nest that computes one
+// materialized value from its inlined producers. Inlined are elementwise
+// ops (scalar_lowering.h) with broadcasting, and row reductions: a Reduce
+// over the last axis, keepdim, whose result the stage reads broadcast along
+// the row (the normalization pattern: mean(x * x) in x * rsqrt(...)).
+//
+// A stage without row reductions is elementwise: rows (all axes but the
+// last) x blocks of kBlock along the last axis, one parallel loop over both.
+// A stage with them is a row stage: one parallel task per row, which runs
+// one pass over the row per level of reductions (a reduction whose operand
+// reads another's result runs a pass later: softmax's sum after its max),
+// binds each reduction's result as a scalar of the row, and then stores the
+// row. Every pass recomputes the inlined values it reads from the row's
+// leaves, which a previous pass has just brought into cache; the first pass
+// prefetches the next row.
+//
+// The decisions shared by both kinds, per stage:
+// - one thread below a size threshold (split_parallel_threshold makes that
+//   a branch);
+// - a specialization for unit inner strides (every leaf that varies along
+//   the row has stride 1), where a C compiler vectorizes without gathers;
+// - the store loop in chunks of kChunk elements through L1 buffers when the
+//   value needs any: f16 leaves widened by F16C (tf_widen_n), calls computed
+//   a chunk at a time (tf_gelu_tanh_n, tf_rf16_n), a half-precision output
+//   narrowed a chunk at a time (tf_narrow_n);
+// - streaming stores (tf_stream) for a memory-bound stage whose output is
+//   too large to stay in cache.
+//
+// Reductions compute as the evaluator's Reduce: float sums accumulate in
+// double (f16 / bf16 in float), a mean rounds the sum to its dtype before
+// dividing by the row length, max propagates NaN; the result is rounded to
+// the Reduce's dtype before anything reads it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/ir/expr.h"
+#include "core/tir/stmt.h"
+
+namespace tf::compiler {
+
+// Where a slot's memory and geometry live in the entry: its data pointer
+// (typed), and pointers to its shape and strides (in elements).
+struct SlotVars {
+  tir::VarPtr data, shape, strides;
+  const ir::TensorType* type = nullptr;
+};
+
+struct StageEnv {
+  // The slot of a materialized value, or -1 when it is computed inline.
+  std::function<long(const ir::Expr*)> slot_of;
+  std::function<const SlotVars&(size_t)> slot;
+  // Whether a Reduce call is computed inside the stages that read it.
+  std::function<bool(const ir::Call&)> fused_reduce;
+  tir::VarPtr err;  // int*: the entry's error flag
+};
+
+// Tuning constants of the CPU loops (the prelude has the same values for
+// its own routines).
+constexpr int64_t kChunk = 256;
+constexpr int64_t kBlock = 16384;
+constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
+constexpr int64_t kElementwiseParallelMin = 65536;
+constexpr int64_t kRowParallelMin = 32768;
+
+// Whether a Reduce can be a row reduction of a stage of rank `rank` (its
+// shape): over the last axis only, keepdim, a float operand.
+bool is_row_reduce(const ir::Call& c);
+
+// The loop nest storing e into slot s. With root_inline, e is computed even
+// though it is the slot's own value (its root is not read back as a leaf).
+// Sets *may_fail when an inlined op can fail at run time after the stage
+// has written. *precheck (null when none) is a check of shapes alone that
+// the entry runs before any stage, returning an error code (a mean over
+// an empty row).
+tir::StmtPtr lower_stage(const StageEnv& env, size_t s, const ir::ExprPtr& e, const std::string& what,
+                         bool root_inline, bool* may_fail, tir::StmtPtr* precheck);
+
+}  // namespace tf::compiler

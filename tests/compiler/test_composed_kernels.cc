@@ -1,0 +1,177 @@
+// Kernels a user writes from elementary ops fuse like the built-ins: a
+// Reduce over the last axis read back along its row (mean of squares in
+// RMSNorm, max and sum in softmax, the moments of LayerNorm) is computed
+// inside the stage that reads it, so each composition is one loop nest,
+// and it agrees with the evaluator.
+#include "compiler_helpers.h"
+#include "core/compiler/codegen.h"
+#include "core/frontend/parser.h"
+#include "core/ir/error.h"
+
+namespace tf::comptest {
+namespace {
+
+const char* kSource = R"(from tilefoundry.dsl import *
+
+N = DimVar("N", 1, 1 << 20)
+D = DimVar("D", 1, 1 << 16)
+
+@func
+def rms_f32(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    return x * rsqrt(mean(x * x, axes=-1) + 1e-6) * w
+
+@func
+def rms_bf16(x: Tensor[(N, D), bf16], w: Tensor[(D,), bf16]) -> Tensor[(N, D), bf16]:
+    h = cast(x, f32)
+    y = h * rsqrt(mean(h * h, axes=-1) + 1e-6)
+    return cast(y, bf16) * w
+
+@func
+def softmax_composed(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    e = exp(x - amax(x, axes=-1))
+    return e / sum(e, axes=-1)
+
+@func
+def layer_norm_composed(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    d = x - mean(x, axes=-1)
+    return d * rsqrt(mean(d * d, axes=-1) + 1e-5) * w + b
+
+@func
+def row_max_nan(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return x - amax(x, axes=-1) + abs_max(x, axes=-1)
+
+@func
+def reduce_output(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, D), f32], Tensor[(N, 1), f32]]:
+    s = sum(x, axes=-1)
+    return x / s, s
+
+@func
+def broadcast_past_rows(x: Tensor[(N, D), f32], z: Tensor[(2, N, D), f32]) -> Tensor[(2, N, D), f32]:
+    return (x - mean(x, axes=-1)) + z
+
+@func
+def empty_rows(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return x - mean(x, axes=-1)
+)";
+
+class ComposedKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "composed.py"); }
+  static ir::ModulePtr module_;
+
+  const ir::Function& fn(const std::string& name) { return *module_->lookup(name); }
+
+  // How many loop nests the generated entry has.
+  int stages(const std::string& name) {
+    const std::string body = compiler::generate(fn(name)).body;
+    int n = 0;
+    for (size_t p = body.find("// stage:"); p != std::string::npos; p = body.find("// stage:", p + 1)) ++n;
+    return n;
+  }
+  // The TIR of a function whose every stage lowers through it.
+  std::string tir(const std::string& name) { return compiler::generate(fn(name)).tir; }
+
+  void agree(const std::string& name, const std::vector<std::vector<int64_t>>& shapes, double scale = 2.0) {
+    auto k = compiler::compile(fn(name));
+    std::mt19937 rng(11);
+    std::vector<NDArray> in;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      auto t = std::static_pointer_cast<const ir::TensorType>(fn(name).params()[i]->type());
+      in.push_back(random_array(t->dtype(), shapes[i], rng, scale));
+    }
+    expect_agree(*k, *module_, fn(name), in, name);
+  }
+};
+ir::ModulePtr ComposedKernels::module_;
+
+TEST_F(ComposedKernels, RmsNormFromMeanOfSquaresIsOneLoopNest) {
+  EXPECT_EQ(stages("rms_f32"), 1);
+  EXPECT_EQ(stages("rms_bf16"), 1);
+  for (auto d : {3, 64, 1000, 4096}) {
+    agree("rms_f32", {{5, d}, {d}});
+    agree("rms_bf16", {{5, d}, {d}});
+  }
+}
+
+TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
+  // rmsnorm: the mean of squares, then the store; softmax: the max, the sum
+  // of exponentials, then the store. Each pass is a vectorized loop.
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+  };
+  const std::string rms = tir("rms_f32"), sm = tir("softmax_composed");
+  EXPECT_EQ(count(rms, "// stage:"), 1) << rms;
+  // The row loop and its one-thread twin (below the size threshold).
+  EXPECT_EQ(count(rms, "(row, 0, outer) parallel {"), 1) << rms;
+  EXPECT_EQ(count(rms, "(row, 0, outer) serial {"), 1) << rms;
+  // Per copy and per stride case (unit or general): one loop per pass.
+  EXPECT_EQ(count(rms, "vectorized reduce(+: acc0)"), 4) << rms;
+  EXPECT_EQ(count(sm, "vectorized reduce(max: acc0) reduce(+: nans0)"), 4) << sm;
+  EXPECT_EQ(count(sm, "vectorized reduce(+: acc1)"), 4) << sm;
+}
+
+TEST_F(ComposedKernels, SoftmaxFromMaxExpSumIsOneLoopNest) {
+  EXPECT_EQ(stages("softmax_composed"), 1);
+  for (auto d : {1, 7, 256, 3000}) agree("softmax_composed", {{4, d}}, 20.0);
+}
+
+TEST_F(ComposedKernels, LayerNormFromMeansIsOneLoopNest) {
+  EXPECT_EQ(stages("layer_norm_composed"), 1);
+  for (auto d : {2, 33, 2048}) agree("layer_norm_composed", {{3, d}, {d}, {d}});
+}
+
+TEST_F(ComposedKernels, FusedMaxPropagatesNaNAsTheEvaluator) {
+  auto k = compiler::compile(fn("row_max_nan"));
+  std::mt19937 rng(3);
+  NDArray x = random_array(DType::kF32, {3, 40}, rng);
+  static_cast<float*>(x.data())[40 + 17] = std::nanf("");  // row 1 only
+  expect_agree(*k, *module_, fn("row_max_nan"), {x}, "row_max_nan");
+  std::vector<NDArray> got = run_native(*k, fn("row_max_nan"), {x});
+  EXPECT_TRUE(std::isnan(element(got[0], 40)));
+  EXPECT_FALSE(std::isnan(element(got[0], 0)));
+}
+
+TEST_F(ComposedKernels, AReductionThatIsAlsoAnOutputIsStoredOnce) {
+  // The sum is materialized (its own stage) and read back by the division.
+  EXPECT_EQ(stages("reduce_output"), 2);
+  agree("reduce_output", {{6, 50}});
+}
+
+TEST_F(ComposedKernels, AReductionBroadcastPastItsRowsIsNotFused) {
+  // (N, D) rows are not the rows of the (2, N, D) result: the mean is
+  // computed by a reduce stage and read as a leaf.
+  EXPECT_EQ(stages("broadcast_past_rows"), 2);
+  agree("broadcast_past_rows", {{3, 20}, {2, 3, 20}});
+}
+
+TEST_F(ComposedKernels, EmptyRowsAreCheckedBeforeAnythingIsWritten) {
+  // The mean's empty-row check reads shapes only: it runs first, so the
+  // kernel does not count as one that can fail after writing (callers then
+  // let it write their outputs directly).
+  const compiler::Program p = compiler::generate(fn("rms_f32"));
+  EXPECT_FALSE(p.may_fail);
+  EXPECT_LT(p.body.find("precheck: mean over an empty row"), p.body.find("// stage:"));
+}
+
+TEST_F(ComposedKernels, MeanOverEmptyRowsFailsAsTheEvaluator) {
+  auto k = compiler::compile(fn("empty_rows"));
+  NDArray x = NDArray::empty(DType::kF32, {3, 0});
+  std::string want, got;
+  try {
+    eval::evaluate(*module_, fn("empty_rows"), {x});
+  } catch (const ir::Error& e) {
+    want = e.what();
+  }
+  try {
+    run_native(*k, fn("empty_rows"), {x});
+  } catch (const ir::Error& e) {
+    got = e.what();
+  }
+  EXPECT_NE(want, "");
+  EXPECT_EQ(got, want);
+}
+
+}  // namespace
+}  // namespace tf::comptest
