@@ -595,11 +595,28 @@ class Generator {
     const ir::TensorType &xt = tensor_type(*x), &ct = tensor_type(c);
     if (xt.dtype() != ct.dtype() || xt.rank() != ct.rank() || xt.rank() == 0 || !(xt.shape() == ct.shape()))
       return false;
+    // The row op's text emitter cannot compute a fused reduction: such a
+    // producer is a stage of its own (a row stage) that the row op reads.
+    std::unordered_set<const Expr*> searched;
+    for (const ExprPtr& a : xc->args())
+      if (reaches_fused(a, searched)) return false;
     // The weight / bias must not read x: their stages run before this one.
     std::unordered_set<const Expr*> seen;
     for (size_t i = 1; i < c.args().size(); ++i)
       if (reads(c.args()[i], x.get(), seen)) return false;
     return true;
+  }
+
+  // Whether e's inlined tree (through elementwise ops) has a fused
+  // reduction (seen: nodes already searched, so a shared DAG is walked once).
+  bool reaches_fused(const ExprPtr& e, std::unordered_set<const Expr*>& seen) const {
+    auto* c = ir::expr_as<ir::Call>(e);
+    if (!c || !c->op() || inputs_.count(e.get()) || !seen.insert(c).second) return false;
+    if (fused_.count(c)) return true;
+    if (!is_scalar_op(*c->op()) || slot_of_.count(c)) return false;
+    for (const ExprPtr& a : c->args())
+      if (reaches_fused(a, seen)) return true;
+    return false;
   }
 
   // Whether e's value depends on `target` (seen: nodes already searched).

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/compiler/emit_util.h"
 #include "core/compiler/scalar_lowering.h"
@@ -85,8 +87,15 @@ class Stage {
     j_ = Var::make("j", kIndex);
     c0_ = Var::make("c0", kIndex);
     inner_ = Var::make("inner", kIndex);
+    y_ = Var::make("y", env_.slot(s_).data->type());
     staging_ = true;
     ExprPtr value = root(expr(e, root_inline));
+    if (choose_cached(e, root_inline)) {
+      // Lower the stored value again, reading the cached values from y.
+      staged_.clear();
+      store_transcendentals_ = 0;
+      value = root(expr(e, root_inline));
+    }
     if (may_fail_) *may_fail = true;
     return reduces_.empty() ? elementwise_skeleton(what, value) : row_skeleton(what, value);
   }
@@ -124,18 +133,66 @@ class Stage {
     auto* c = ir::expr_as<ir::Call>(e);
     TF_CHECK(c && c->op(), "lowering: an unplanned non-call value");
     if (env_.fused_reduce && env_.fused_reduce(*c)) return row_scalar(*c);
+    if (staging_ && cached_.count(c)) return load(y_, j_);  // stored by the last reduction pass
     const ScalarLowering* l = find_scalar_lowering(c->op()->name());
     TF_CHECK(l, "lowering: op " + std::string(c->op()->name()) + " has no scalar form");
     ScalarArgs a{*c, {}, tensor_type(*c).dtype(), env_.err, nullptr};
     for (const ir::ExprPtr& x : c->args()) a.args.push_back(expr(x));
     if (staging_) a.stage = [this](const std::string& fn, const ExprPtr& arg) { return stage(fn, arg); };
-    transcendentals_ += l->transcendental(*c->op());
+    (staging_ ? store_transcendentals_ : reduce_transcendentals_) += l->transcendental(*c->op());
     may_fail_ = may_fail_ || l->may_fail(*c);
     ExprPtr v = l->lower(a);
     // An f16 result's rounding (tf_rf16, 11 vector operations per 16
     // values) as F16C's round trip over the chunk (2).
     if (a.out == DType::kF16 && staging_) return stage("tf_rf16_n", v);
-    return round_to(a.out, v);
+    v = round_to(a.out, v);
+    if (!staging_ && lowering_reduce_ >= 0) reduce_values_.emplace(c, std::make_pair(v, lowering_reduce_));
+    return v;
+  }
+
+  // ---- values cached in the output row -----------------------------------------
+  //
+  // An exp-like value the last reduction pass computes and the store reads
+  // again (softmax's exp(x - m): summed, then divided by the sum) is stored
+  // into the output row by that pass and loaded by the store, instead of
+  // computed twice: the row is in cache, the exp is not free. Only where
+  // the value has the output's dtype and that dtype is a compute type (the
+  // row holds it exactly).
+
+  // Whether the inlined tree of e (up to materialized values and fused
+  // reductions) has an exp-like call.
+  bool costly(const ir::ExprPtr& e) const {
+    if (env_.slot_of(e.get()) >= 0) return false;
+    auto* c = ir::expr_as<ir::Call>(e);
+    if (!c || !c->op() || (env_.fused_reduce && env_.fused_reduce(*c))) return false;
+    const ScalarLowering* l = find_scalar_lowering(c->op()->name());
+    if (l && l->transcendental(*c->op())) return true;
+    for (const ir::ExprPtr& a : c->args())
+      if (costly(a)) return true;
+    return false;
+  }
+
+  // Marks the outermost nodes of the stored value's tree that the last
+  // reduction pass computed; returns whether there are any.
+  bool choose_cached(const ir::ExprPtr& e, bool root_inline) {
+    const DType dt = iter_.dtype();
+    if (reduces_.empty() || !(dt == DType::kF32 || dt == DType::kF64)) return false;
+    int last = 0;
+    for (const RowReduce& r : reduces_) last = std::max(last, r.depth);
+    std::function<void(const ir::ExprPtr&, bool)> walk = [&](const ir::ExprPtr& x, bool top) {
+      if (!top && env_.slot_of(x.get()) >= 0) return;
+      auto* c = ir::expr_as<ir::Call>(x);
+      if (!c || !c->op() || (env_.fused_reduce && env_.fused_reduce(*c))) return;
+      auto it = reduce_values_.find(c);
+      if (!top && it != reduce_values_.end() && reduces_[it->second.second].depth == last &&
+          tensor_type(*c).dtype() == dt && costly(x)) {
+        if (cached_.insert(c).second) cached_order_.push_back(c);
+        return;
+      }
+      for (const ir::ExprPtr& a : c->args()) walk(a, false);
+    };
+    walk(e, root_inline);
+    return !cached_.empty();
   }
 
   // The result of a row reduction, lowered once per stage: its operand's
@@ -144,13 +201,15 @@ class Stage {
     for (const RowReduce& r : reduces_)
       if (r.call == &c) return note_depth(r);
     const bool staging = staging_;
-    const int depth = depth_;
+    const int depth = depth_, lowering = lowering_reduce_;
     staging_ = false;
     depth_ = 0;
+    lowering_reduce_ = static_cast<int>(reduces_.size());  // this reduction's index, once pushed
     ExprPtr element = expr(c.args()[0]);
     const int my_depth = depth_ + 1;
     staging_ = staging;
     depth_ = depth;
+    lowering_reduce_ = lowering;
     const auto& op = static_cast<const ops::Reduce&>(*c.op());
     const DType d = tensor_type(c).dtype(), cd = compute_dtype(d);
     const bool is_max = op.kind == ops::ReduceKind::kMax || op.kind == ops::ReduceKind::kAbsMax;
@@ -201,7 +260,7 @@ class Stage {
   bool can_stream() const {
     const DType d = iter_.dtype();
     const int tensors = static_cast<int>(leaves_.size()) + 1;
-    const int inline_calls = transcendentals_ - static_cast<int>(staged_.size());
+    const int inline_calls = store_transcendentals_ + reduce_transcendentals_ - static_cast<int>(staged_.size());
     return !is_half(d) && (ir::dtype_bits(d) == 32 || ir::dtype_bits(d) == 64) && 2 * inline_calls < tensors;
   }
 
@@ -337,22 +396,36 @@ class Stage {
     return out;
   }
 
+  // What both skeletons declare around their parallel loop.
+  struct Frame {
+    VarPtr outer, fast, nt;  // nt is null when the stage does not stream
+    std::vector<std::pair<VarPtr, ExprPtr>> lets;  // the leaves' broadcast strides
+    std::vector<std::vector<VarPtr>> bs;           // bs[leaf][axis]
+  };
+  Frame frame() {
+    Frame f;
+    f.outer = Var::make("outer", kIndex);
+    f.bs = leaf_strides(f.lets);
+    f.fast = Var::make("fast", Type::scalar(DType::kBool));
+    if (can_stream()) f.nt = Var::make("nt", Type::scalar(DType::kBool));
+    return f;
+  }
+
   // The stage around its parallel loop: extents, leaf strides, the
   // fast-path flag, the streaming flag; nothing runs for an empty result.
-  StmtPtr wrap(const std::string& what, StmtPtr par, const std::vector<std::pair<VarPtr, ExprPtr>>& lets,
-               const VarPtr& outer, const VarPtr& fast, const ExprPtr& fast_v, const VarPtr& nt) {
+  StmtPtr wrap(const std::string& what, StmtPtr par, const Frame& f) {
     const size_t r = rank();
     StmtPtr stage = par;
-    if (nt) {
+    if (f.nt) {
       const int64_t bytes = ir::dtype_bytes(iter_.dtype());
-      stage = LetStmt::make(nt, ge(mul(mul(outer, inner_), i64(bytes)), i64(kStreamMinBytes)), stage);
+      stage = LetStmt::make(f.nt, ge(mul(mul(f.outer, inner_), i64(bytes)), i64(kStreamMinBytes)), stage);
     }
-    stage = LetStmt::make(fast, fast_v, stage);
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) stage = LetStmt::make(it->first, it->second, stage);
-    stage = IfThenElse::make(gt(mul(outer, inner_), i64(0)), stage);
+    stage = LetStmt::make(f.fast, unit_strides(f.bs), stage);
+    for (auto it = f.lets.rbegin(); it != f.lets.rend(); ++it) stage = LetStmt::make(it->first, it->second, stage);
+    stage = IfThenElse::make(gt(mul(f.outer, inner_), i64(0)), stage);
     ExprPtr outer_v = i64(1);
     for (size_t a = 0; a + 1 < r; ++a) outer_v = mul(outer_v, shape(s_, a));
-    stage = LetStmt::make(outer, outer_v, LetStmt::make(inner_, r ? shape(s_, r - 1) : i64(1), stage));
+    stage = LetStmt::make(f.outer, outer_v, LetStmt::make(inner_, r ? shape(s_, r - 1) : i64(1), stage));
     return Seq::make({Comment::make("stage: " + what + " -> slot " + std::to_string(s_)), stage});
   }
 
@@ -360,22 +433,17 @@ class Stage {
 
   StmtPtr elementwise_skeleton(const std::string& what, const ExprPtr& value) {
     const SlotVars& out = env_.slot(s_);
-    VarPtr outer = Var::make("outer", kIndex);
-    std::vector<std::pair<VarPtr, ExprPtr>> lets;
-    const auto bs = leaf_strides(lets);
-    VarPtr fast = Var::make("fast", Type::scalar(DType::kBool));
-    VarPtr nt;
-    if (can_stream()) nt = Var::make("nt", Type::scalar(DType::kBool));
+    const Frame f = frame();
     VarPtr nb = Var::make("nb", kIndex), t = Var::make("t", kIndex), row = Var::make("row", kIndex);
     VarPtr j0 = Var::make("j0", kIndex), j1 = Var::make("j1", kIndex), y = Var::make("y", out.data->type());
-    StmtPtr body = row_body(store_loop(y, j0, j1, value, nt), fast, row, bs);
+    StmtPtr body = row_body(store_loop(y, j0, j1, value, f.nt), f.fast, row, f.bs);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
     body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
                                                         LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
-    StmtPtr par = For::make(t, i64(0), mul(outer, nb), ForKind::kParallel, body, {},
-                            ge(mul(outer, inner_), i64(kElementwiseParallelMin)));
+    StmtPtr par = For::make(t, i64(0), mul(f.outer, nb), ForKind::kParallel, body, {},
+                            ge(mul(f.outer, inner_), i64(kElementwiseParallelMin)));
     par = LetStmt::make(nb, call(kIndex, "tf_blocks", {inner_}), par);
-    return wrap(what, par, lets, outer, fast, unit_strides(bs), nt);
+    return wrap(what, par, f);
   }
 
   // ---- rows -------------------------------------------------------------------
@@ -409,6 +477,10 @@ class Stage {
   StmtPtr reduce_pass(int depth, const std::vector<std::vector<VarPtr>>& bs) {
     std::vector<StmtPtr> updates;
     std::vector<Reduction> reductions;
+    for (const ir::Call* c : cached_order_) {
+      const auto& [value, reduce] = reduce_values_.at(c);
+      if (reduces_[reduce].depth == depth) updates.push_back(Store::make(y_, j_, value));
+    }
     for (const RowReduce& r : reduces_) {
       if (r.depth != depth) continue;
       if (r.nans) {
@@ -448,32 +520,27 @@ class Stage {
 
   StmtPtr row_skeleton(const std::string& what, const ExprPtr& value) {
     const SlotVars& out = env_.slot(s_);
-    VarPtr outer = Var::make("outer", kIndex);
-    std::vector<std::pair<VarPtr, ExprPtr>> lets;
-    const auto bs = leaf_strides(lets);
-    VarPtr fast = Var::make("fast", Type::scalar(DType::kBool));
-    VarPtr nt;
-    if (can_stream()) nt = Var::make("nt", Type::scalar(DType::kBool));
-    VarPtr row = Var::make("row", kIndex), y = Var::make("y", out.data->type());
+    const Frame f = frame();
+    VarPtr row = Var::make("row", kIndex), y = y_;
     int depth = 0;
     for (const RowReduce& r : reduces_) depth = std::max(depth, r.depth);
     // Innermost first: the store, under every result it reads.
-    StmtPtr body = store_loop(y, i64(0), inner_, value, nt);
+    StmtPtr body = store_loop(y, i64(0), inner_, value, f.nt);
     for (int d = depth; d >= 1; --d) {
       for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it)
         if (it->depth == d) body = LetStmt::make(it->value, finish(*it), body);
-      body = Seq::make({reduce_pass(d, bs), body});
+      body = Seq::make({reduce_pass(d, f.bs), body});
       for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it) {
         if (it->depth != d) continue;
         if (it->nans) body = LetStmt::make(it->nans, imm(it->nans->dtype(), 0), body);
         body = LetStmt::make(it->acc, initial(*it), body);
       }
     }
-    body = row_body(body, fast, row, bs);
+    body = row_body(body, f.fast, row, f.bs);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
-    StmtPtr par = For::make(row, i64(0), outer, ForKind::kParallel, body, {},
-                            ge(mul(outer, inner_), i64(kRowParallelMin)));
-    return wrap(what, par, lets, outer, fast, unit_strides(bs), nt);
+    StmtPtr par = For::make(row, i64(0), f.outer, ForKind::kParallel, body, {},
+                            ge(mul(f.outer, inner_), i64(kRowParallelMin)));
+    return wrap(what, par, f);
   }
 
  public:
@@ -504,8 +571,14 @@ class Stage {
   std::vector<RowReduce> reduces_;
   bool staging_ = true;  // the value being lowered may use chunk buffers
   int depth_ = 0;        // the deepest reduction read by the value being lowered
-  int transcendentals_ = 0;
+  int store_transcendentals_ = 0, reduce_transcendentals_ = 0;  // exp-like calls per element
   bool may_fail_ = false;
+  VarPtr y_;  // the output row
+  int lowering_reduce_ = -1;  // the reduction whose operand is being lowered
+  // Values lowered inside a reduction's operand: node -> (value, reduction).
+  std::unordered_map<const ir::Call*, std::pair<ExprPtr, int>> reduce_values_;
+  std::unordered_set<const ir::Call*> cached_;  // read back from the output row
+  std::vector<const ir::Call*> cached_order_;   // the same, in the order found (printed order)
 };
 
 }  // namespace

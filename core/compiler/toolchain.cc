@@ -77,8 +77,13 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
+// -ffp-contract=off: every product is rounded before it is added, as the
+// evaluator computes (GCC's C++ default fuses a * b - c into one FMA, so
+// x - max(x) came out as the tiny rounding error of x instead of 0, and a
+// floor of it as -1). The prelude writes its FMAs explicitly.
 Toolchain toolchain() {
-  return Toolchain{env_or("TF_CC", "c++"), "-std=c++17 -O3 -march=native -fopenmp -fno-math-errno -shared -fPIC -w",
+  return Toolchain{env_or("TF_CC", "c++"),
+                   "-std=c++17 -O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -shared -fPIC -w",
                    "x86_64-native"};
 }
 

@@ -174,11 +174,12 @@ static inline float tf_rf8e8m0(float x) { return tf_widen(tf_to_f8e8m0(x)); }
 
 // ---- min / max, integer arithmetic
 
-// torch.minimum / torch.maximum propagate NaN. The NaN returned is the first
-// NaN operand's (quieted), as a + b gives it: so a running maximum returns
-// the first NaN it meets, as the evaluator's Reduce max does, and the form
-// stays a select GCC vectorizes. (torch itself gives +qNaN on its scalar
-// path and all-ones bits on its vector path: only NaN-ness is specified.)
+// torch.minimum / torch.maximum propagate NaN: the result is a NaN operand
+// (quieted) through a + b, a form that stays a select GCC vectorizes. Which
+// NaN's bits a + b keeps when both are NaN depends on how the compiler
+// orders the addition (GCC and clang differ); torch itself gives +qNaN on
+// its scalar path and all-ones bits on its vector path, so only NaN-ness is
+// specified.
 template <typename C>
 static inline C tf_min(C a, C b) {
   if constexpr (std::is_floating_point_v<C>) if (a != a || b != b) return a + b;

@@ -77,8 +77,11 @@ std::string CppPrinter::expr(const ExprPtr& e) {
     case ExprKind::kBinary: {
       auto& b = static_cast<const Binary&>(*e);
       const std::string x = expr(b.a()), y = expr(b.b());
-      if (b.op() == BinaryOp::kMin) return "std::min<" + ctype(b.dtype()) + ">(" + x + ", " + y + ")";
-      if (b.op() == BinaryOp::kMax) return "std::max<" + ctype(b.dtype()) + ">(" + x + ", " + y + ")";
+      // A select on the comparison, by value: GCC vectorizes a max-reduction
+      // written so into vmaxps, while std::max's reference result kept a
+      // composed softmax's max pass at a third of that speed.
+      if (b.op() == BinaryOp::kMin) return "(" + y + " < " + x + " ? " + y + " : " + x + ")";
+      if (b.op() == BinaryOp::kMax) return "(" + y + " > " + x + " ? " + y + " : " + x + ")";
       // C promotes narrow integers to int: the result converts back.
       const bool narrow = !is_compare(b.op()) && !is_logical(b.op()) && (b.dtype() == DType::kI8 || b.dtype() == DType::kBool);
       const std::string r = "(" + x + " " + binary_spelling(b.op()) + " " + y + ")";
