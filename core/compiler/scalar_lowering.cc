@@ -1,12 +1,11 @@
 #include "core/compiler/scalar_lowering.h"
 
-#include <mutex>
-#include <unordered_map>
 
 #include "core/compiler/emit_util.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
+#include "core/ops/part_table.h"
 #include "core/ops/tensor/tensor.h"
 #include "core/tir/op.h"
 
@@ -134,43 +133,29 @@ bool integer_division(const ir::Call& c) {
          !ir::is_float(tensor_type(*c.args()[0]).dtype());
 }
 
-struct Table {
-  std::mutex mu;
-  std::unordered_map<std::string, ScalarLowering> entries;
-  Table() {
-    entries = {
-        {"Binary", {lower_binary, never, integer_division}},
-        {"Unary", {lower_unary, unary_transcendental, cannot_fail}},
-        {"Cast", {lower_cast, never, cannot_fail}},
-        {"Silu", {lower_silu, always, cannot_fail}},
-        {"Gelu", {lower_gelu, always, cannot_fail}},
-        {"ReLU", {lower_relu, never, cannot_fail}},
-        {"Sigmoid", {lower_sigmoid, always, cannot_fail}},
-        {"Tanh", {lower_tanh, always, cannot_fail}},
-        {"Zeros", {lower_zeros, never, cannot_fail}},
-    };
-  }
-};
-
-Table& table() {
-  static Table t;
-  return t;
+// The ops layer's per-op part table (open, thread-safe, a second entry for
+// a name refused), filled with the built-in forms on first use.
+ops::OpPartTable<ScalarLowering>& table() {
+  static ops::OpPartTable<ScalarLowering>* t = [] {
+    auto* p = new ops::OpPartTable<ScalarLowering>("a scalar lowering");
+    p->add("Binary", {lower_binary, never, integer_division});
+    p->add("Unary", {lower_unary, unary_transcendental, cannot_fail});
+    p->add("Cast", {lower_cast, never, cannot_fail});
+    p->add("Silu", {lower_silu, always, cannot_fail});
+    p->add("Gelu", {lower_gelu, always, cannot_fail});
+    p->add("ReLU", {lower_relu, never, cannot_fail});
+    p->add("Sigmoid", {lower_sigmoid, always, cannot_fail});
+    p->add("Tanh", {lower_tanh, always, cannot_fail});
+    p->add("Zeros", {lower_zeros, never, cannot_fail});
+    return p;
+  }();
+  return *t;
 }
 
 }  // namespace
 
-const ScalarLowering* find_scalar_lowering(std::string_view op_name) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.entries.find(std::string(op_name));
-  return it == t.entries.end() ? nullptr : &it->second;
-}
+const ScalarLowering* find_scalar_lowering(std::string_view op_name) { return table().find(op_name); }
 
-void register_scalar_lowering(std::string op_name, ScalarLowering l) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mu);
-  if (!t.entries.emplace(op_name, l).second)
-    ir::fail(ir::ErrorKind::kInvalidArgument, "a scalar lowering for op '" + op_name + "' is already registered");
-}
+void register_scalar_lowering(std::string op_name, ScalarLowering l) { table().add(std::move(op_name), l); }
 
 }  // namespace tf::compiler

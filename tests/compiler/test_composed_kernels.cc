@@ -5,6 +5,7 @@
 // and it agrees with the evaluator.
 #include "compiler_helpers.h"
 #include "core/compiler/codegen.h"
+#include "core/compiler/scalar_lowering.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
 
@@ -190,6 +191,20 @@ TEST_F(ComposedKernels, ABuiltInRowOpReadsAFusedProducerFromMemory) {
   // value with a reduction inside. (Found by the random programs.)
   EXPECT_EQ(stages("centred_then_rms_norm"), 2);
   agree("centred_then_rms_norm", {{4, 30}, {30}});
+}
+
+TEST(ScalarLowerings, ASecondFormForAnOpIsRefused) {
+  const compiler::ScalarLowering* binary = compiler::find_scalar_lowering("Binary");
+  ASSERT_TRUE(binary);
+  try {
+    compiler::register_scalar_lowering("Binary", *binary);
+    FAIL() << "a second scalar lowering for Binary was accepted";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(e.kind(), ir::ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("op 'Binary' already has a scalar lowering"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(compiler::find_scalar_lowering("Binary"), binary);
+  EXPECT_EQ(compiler::find_scalar_lowering("MatMul"), nullptr);
 }
 
 TEST_F(ComposedKernels, MeanOverEmptyRowsFailsAsTheEvaluator) {
