@@ -21,6 +21,7 @@
 #include "core/ops/shape/shape.h"
 #include "core/ops/sharding/sharding.h"
 #include "core/ops/tensor/tensor.h"
+#include "core/tir/op.h"
 #include "core/tir/printer.h"
 #include "core/tir/transform.h"
 #include "core/tir/verifier.h"
@@ -101,19 +102,15 @@ struct Stage {
 
 class Generator {
  public:
-  explicit Generator(const ir::Function* fn, const std::vector<ExprPtr>* inputs = nullptr,
-                     const std::vector<ExprPtr>* outputs = nullptr)
-      : fn_(fn), seg_inputs_(inputs), seg_outputs_(outputs) {}
+  // `copied`: views a fused stage could not read in place (ViewRefused),
+  // computed as copies instead.
+  Generator(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
+            const std::unordered_set<const Expr*>& copied)
+      : seg_inputs_(inputs), seg_outputs_(outputs), copied_(copied) {}
 
   Program run() {
-    if (fn_) {
-      if (!fn_->body() || fn_->is_prototype()) unsupported("a dispatch prototype");
-      for (size_t i = 0; i < fn_->params().size(); ++i) add_input(i, fn_->params()[i]);
-      collect_outputs(split_tuple_calls(inline_calls(fn_->body())));
-    } else {
-      for (size_t i = 0; i < seg_inputs_->size(); ++i) add_input(i, (*seg_inputs_)[i]);
-      for (const ExprPtr& o : *seg_outputs_) collect_outputs(o);
-    }
+    for (size_t i = 0; i < seg_inputs_.size(); ++i) add_input(i, seg_inputs_[i]);
+    for (const ExprPtr& o : seg_outputs_) collect_outputs(o);
     for (const ExprPtr& o : outputs_) count_uses(o);
     decide_fusion();
     std::vector<std::pair<size_t, ExprPtr>> copies;
@@ -196,6 +193,15 @@ class Generator {
     if (dynamic_cast<const ops::RoPE*>(c.op().get())) {
       check_rope(c);
       return read_operands(c.args());
+    }
+    if (inline_view(c)) {
+      for (const ExprPtr& a : operands(c)) {
+        if (a->kind() == ir::ExprKind::kConstant || a->kind() == ir::ExprKind::kTuple)
+          unsupported(std::string(c.op()->name()) + " of a constant or a nested tuple");
+        ctype(tensor_type(*a).dtype());
+      }
+      ctype(tensor_type(c).dtype());
+      return read_operands(operands(c));
     }
     if (is_data_op(*c.op())) {
       check_data(c);
@@ -287,6 +293,7 @@ class Generator {
   // stage of its own and read from memory.
   void force_registered_scalar_ops(const ExprPtr& e) {
     auto* c = ir::expr_as<ir::Call>(e);
+    if (c && c->op() && !inputs_.count(e.get()) && inline_view(*c)) force_.insert(e.get());
     if (!c || !c->op() || inputs_.count(e.get()) || !is_scalar_op(*c->op())) return;
     if (!is_elementwise(*c->op()) && !dynamic_cast<const ops::Zeros*>(c->op().get())) {
       force_.insert(e.get());
@@ -439,8 +446,14 @@ class Generator {
     if (slot_of_.count(&c) || force_.count(&c)) return true;
     if (fused_.count(&c)) return false;
     auto it = uses_.find(&c);
-    return is_row_or_gemm(c) || (it != uses_.end() && it->second > 1 && !recomputed_.count(&c));
+    const bool shared = it != uses_.end() && it->second > 1 && !recomputed_.count(&c);
+    if (inline_view(c)) return shared;
+    return is_row_or_gemm(c) || shared;
   }
+
+  // A view (lower_loop_nest.h) read in place by the stages that read it,
+  // unless a stage could not (copied_).
+  bool inline_view(const ir::Call& c) const { return c.op() && is_view(*c.op()) && !copied_.count(&c); }
 
   // ---- fusion decisions --------------------------------------------------------
   //
@@ -487,6 +500,13 @@ class Generator {
     return c.op() && find_scalar_lowering(c.op()->name()) != nullptr;
   }
 
+  // Computed inside the stages that read it: an elementwise op or a view.
+  bool is_inlinable(const ir::Call& c) const { return is_elementwise_call(c) || inline_view(c); }
+  bool is_transcendental_call(const ir::Call& c) const {
+    const ScalarLowering* l = c.op() ? find_scalar_lowering(c.op()->name()) : nullptr;
+    return l && l->transcendental(*c.op());
+  }
+
   // Whether value u of a row stage keeps the rows of `shape` until stored:
   // u has that shape (and may be stored: its stage iterates over those
   // rows), or is a scalar of the row (the shape with its last extent 1, as
@@ -510,7 +530,7 @@ class Generator {
     recomputed_.clear();
     for (const auto& [e, n] : uses_) {
       auto* c = e->kind() == ir::ExprKind::kCall ? static_cast<const ir::Call*>(e) : nullptr;
-      if (n < 2 || !c || !is_elementwise_call(*c) || is_output.count(e) || force_.count(e)) continue;
+      if (n < 2 || !c || !is_inlinable(*c) || is_output.count(e) || force_.count(e)) continue;
       bool read_by_fused = false;
       if (auto it = users_.find(e); it != users_.end())
         for (const ir::Call* u : it->second) read_by_fused = read_by_fused || fused_.count(u);
@@ -519,22 +539,19 @@ class Generator {
   }
 
   // A few arithmetic ops over materialized values: no exp-like call, at
-  // most 8 nodes inlined.
+  // most 8 nodes inlined (views cost nothing: they are addresses).
   bool cheap(const ir::Call& c) const {
     int budget = 8;
-    std::function<bool(const ExprPtr&)> walk = [&](const ExprPtr& e) {
-      auto* k = ir::expr_as<ir::Call>(e);
-      if (!k || inputs_.count(e.get()) || fused_.count(k)) return true;
-      if (!is_elementwise_call(*k) || --budget < 0) return false;
-      if (find_scalar_lowering(k->op()->name())->transcendental(*k->op())) return false;
-      for (const ExprPtr& a : k->args())
-        if (!walk(a)) return false;
+    std::function<bool(const ir::Call&)> walk = [&](const ir::Call& k) {
+      if (!is_inlinable(k) || is_transcendental_call(k)) return false;
+      if (&k != &c && !inline_view(k) && --budget < 0) return false;
+      for (const ExprPtr& a : operands(k)) {
+        auto* ak = ir::expr_as<ir::Call>(a);
+        if (ak && !inputs_.count(ak) && !fused_.count(ak) && !walk(*ak)) return false;
+      }
       return true;
     };
-    auto* self = &c;
-    for (const ExprPtr& a : self->args())
-      if (!walk(a)) return false;
-    return find_scalar_lowering(c.op()->name())->transcendental(*c.op()) == false;
+    return walk(c);
   }
 
   // Post-order: every materialized value is computed before its readers.
@@ -563,7 +580,8 @@ class Generator {
       slot_of_[c] = s;
     }
     const ir::Op* op = c->op().get();
-    if (dynamic_cast<const ops::MatMul*>(op)) emit_matmul(s, *c);
+    if (inline_view(*c)) emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
+    else if (dynamic_cast<const ops::MatMul*>(op)) emit_matmul(s, *c);
     else if (auto* n = dynamic_cast<const ops::RMSNorm*>(op)) emit_row(s, *c, "rmsnorm", n->eps);
     else if (dynamic_cast<const ops::SoftMax*>(op)) emit_row(s, *c, "softmax", 0);
     else if (auto* n = dynamic_cast<const ops::LayerNorm*>(op)) emit_row(s, *c, "layernorm", n->eps);
@@ -1037,7 +1055,19 @@ class Generator {
                    return it == slot_of_.end() ? -1 : static_cast<long>(it->second);
                  },
                  [this](size_t k) -> const SlotVars& { return slot_vars(k); },
-                 [this](const ir::Call& c) { return fused_.count(&c) > 0; }, err_var()};
+                 [this](const ir::Call& c) { return fused_.count(&c) > 0; }, err_var(),
+                 [this](const ir::ShapeDim& d) -> tir::ExprPtr {
+                   if (d.is_static()) return tir::i64(d.value());
+                   return runtime_scalar("extent " + d.to_string(), RuntimeScalar{RuntimeScalar::kExtent, d, 0, 1, 0, 0, 0, ""});
+                 },
+                 [this](const ir::Call& c, size_t b) -> tir::ExprPtr {
+                   const auto& sl = static_cast<const ops::Slice&>(*c.op());
+                   std::ostringstream key;
+                   key << "slice " << &c << " " << b;
+                   return runtime_scalar(key.str(), RuntimeScalar{RuntimeScalar::kSliceBegin, sl.begin.at(b), sl.end.at(b),
+                                                                  sl.strides.at(b), tensor_type(*c.args()[0]).shape()[b],
+                                                                  tensor_type(c).shape()[b], b, ""});
+                 }};
     bool fails = false;
     tir::StmtPtr precheck;
     tir::StmtPtr stage = lower_stage(env, s, e, what, root_inline, &fails, &precheck);
@@ -1075,11 +1105,23 @@ class Generator {
     if (!err_) {
       err_ = tir::Var::make("err", tir::Type::pointer(DType::kI32));
       entry_names_.emplace_back(err_, "err");
+      rs_ = tir::Var::make("RS", tir::Type::pointer(DType::kI64));
+      entry_names_.emplace_back(rs_, "RS");
       // The entry's own locals: no stage variable may take their names.
-      for (const char* n : {"B", "P", "SH", "ST", "RS", "rt", "err_"})
+      for (const char* n : {"B", "P", "SH", "ST", "rt", "err_"})
         entry_names_.emplace_back(tir::Var::make(n, tir::Type::scalar(DType::kI64)), n);
     }
     return err_;
+  }
+  // Run-time scalar `sc` (one per key) as the entry reads it: RS[i].
+  tir::ExprPtr runtime_scalar(const std::string& key, const RuntimeScalar& sc) {
+    auto it = scalar_index_.find(key);
+    if (it == scalar_index_.end()) {
+      scalars_.push_back(sc);
+      it = scalar_index_.emplace(key, scalars_.size() - 1).first;
+    }
+    err_var();
+    return tir::load(rs_, tir::i64(static_cast<int64_t>(it->second)));
   }
   // A printer per stage: it names variables by node, and a stage's nodes
   // die with it.
@@ -1593,9 +1635,9 @@ class Generator {
     return o.str();
   }
 
-  const ir::Function* fn_;  // null for a segment (generate_segment)
-  const std::vector<ExprPtr>* seg_inputs_;
-  const std::vector<ExprPtr>* seg_outputs_;
+  const std::vector<ExprPtr>& seg_inputs_;
+  const std::vector<ExprPtr>& seg_outputs_;
+  const std::unordered_set<const Expr*>& copied_;
   std::unordered_set<const Expr*> inputs_;  // nodes given in input slots
   std::vector<Slot> slots_;
   size_t num_temps_ = 0;
@@ -1617,16 +1659,30 @@ class Generator {
   std::unordered_set<const Expr*> fused_;       // row reductions computed inside their readers' stages
   std::unordered_set<const Expr*> recomputed_;  // multi-use elementwise values each reader recomputes
   std::deque<SlotVars> slot_vars_;
-  tir::VarPtr err_;
+  tir::VarPtr err_, rs_;
+  std::map<std::string, size_t> scalar_index_;  // runtime_scalar's keys
   std::vector<std::pair<tir::VarPtr, std::string>> entry_names_;  // the entry's variables, as spelled there
 };
 
 }  // namespace
 
-Program generate(const ir::Function& fn) { return Generator(&fn).run(); }
+Program generate(const ir::Function& fn) {
+  if (!fn.body() || fn.is_prototype()) unsupported("a dispatch prototype");
+  const std::vector<ExprPtr> inputs(fn.params().begin(), fn.params().end());
+  return generate_segment(inputs, {split_tuple_calls(inline_calls(fn.body()))});
+}
 
 Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs) {
-  return Generator(nullptr, &inputs, &outputs).run();
+  // Each view a stage refuses is copied instead, and the kernel generated
+  // again (a handful of views at most; each is refused once).
+  std::unordered_set<const Expr*> copied;
+  for (;;) {
+    try {
+      return Generator(inputs, outputs, copied).run();
+    } catch (const ViewRefused& r) {
+      TF_CHECK(copied.insert(r.node).second, "codegen: a view refused after it was copied");
+    }
+  }
 }
 
 }  // namespace tf::compiler

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +14,7 @@
 #include "core/ops/tensor/tensor.h"
 #include "core/tir/functor.h"
 #include "core/tir/op.h"
+#include "core/tir/printer.h"
 #include "core/tir/transform.h"
 
 namespace tf::compiler {
@@ -24,20 +26,88 @@ namespace {
 
 const Type kIndex = Type::scalar(DType::kI64);
 
-// A materialized value read by the stage.
-struct Leaf {
-  size_t slot;
-  VarPtr row;     // the leaf's elements of the current row (a pointer)
-  VarPtr stride;  // its stride along the row, in elements
-  bool inner_zero;  // broadcast along the row (same element for every j)
-};
-
 // A call computed a chunk at a time: fn over the buffer `buf` filled with arg.
 struct Staged {
   std::string fn;
   ExprPtr arg;
   VarPtr buf;
 };
+
+// Where a value's elements lie, as an affine function of the stage's index
+// i: element index[b] = sum_a coef[b][a] * i[a] + offset[b] (null entries
+// are 0). bcast[b]: row b may be broadcast at run time (an extent the types
+// do not show equal to the one it is read against, which may be 1), so no
+// view may change its extent; the leaves zero such rows' strides as today.
+struct IndexMap {
+  std::vector<std::vector<ExprPtr>> coef;
+  std::vector<ExprPtr> offset;
+  std::vector<bool> bcast;
+
+  static IndexMap zeros(size_t rows, size_t rank) {
+    return IndexMap{std::vector<std::vector<ExprPtr>>(rows, std::vector<ExprPtr>(rank)),
+                    std::vector<ExprPtr>(rows), std::vector<bool>(rows, false)};
+  }
+  static IndexMap identity(size_t rank) {
+    IndexMap m = zeros(rank, rank);
+    for (size_t b = 0; b < rank; ++b) m.coef[b][b] = i64(1);
+    return m;
+  }
+  void copy_row(size_t to, const IndexMap& from, size_t b) {
+    coef[to] = from.coef[b];
+    offset[to] = from.offset[b];
+    bcast[to] = from.bcast[b];
+  }
+  // Spells the map, to tell leaves of one slot apart.
+  std::string key() const {
+    std::string k;
+    auto part = [&](const ExprPtr& e) { k += e ? tir::to_string(e) : "0"; k += ","; };
+    for (size_t b = 0; b < coef.size(); ++b) {
+      for (const ExprPtr& c : coef[b]) part(c);
+      part(offset[b]);
+      k += ";";
+    }
+    return k;
+  }
+};
+
+ExprPtr plus(const ExprPtr& a, const ExprPtr& b) { return !a ? b : !b ? a : add(a, b); }
+ExprPtr times(const ExprPtr& a, int64_t k) { return a ? mul(a, i64(k)) : nullptr; }
+
+// A materialized value read by the stage, through an index map.
+struct Leaf {
+  size_t slot;
+  VarPtr row;     // the leaf's elements of the current row (a pointer)
+  VarPtr stride;  // its stride along the row, in elements
+  bool inner_zero;  // broadcast along the row (same element for every j)
+  IndexMap map;
+  std::string key;
+};
+
+// A Concat read along the row: the row's loop runs once per piece, each
+// reading one operand.
+struct ConcatRead {
+  const ir::Call* call;
+  std::vector<ExprPtr> starts;  // where pieces 1..n-1 start along the concat's axis
+  ExprPtr offset;               // the concat's index along its axis is j + offset
+  std::string offset_key;
+  size_t choice = 0;            // the piece being lowered
+
+  // Where piece p (>= 1) starts in j.
+  ExprPtr start_j(size_t p) const { return offset ? sub(starts[p - 1], offset) : starts[p - 1]; }
+};
+
+// A version of the stored value for one combination of concat pieces.
+struct Piece {
+  ExprPtr value;
+  std::vector<Staged> staged;
+  std::vector<size_t> choice;  // per ConcatRead
+};
+
+// Pieces per stage at most (the product over its concats).
+constexpr size_t kMaxPieces = 8;
+
+[[noreturn]] void refuse(const ir::Expr& node, const std::string& why) { throw ViewRefused{&node, why}; }
+
 
 // A Reduce computed inside the stage, once per row.
 struct RowReduce {
@@ -89,8 +159,12 @@ class Stage {
     inner_ = Var::make("inner", kIndex);
     y_ = Var::make("y", env_.slot(s_).data->type());
     staging_ = true;
+    map_ = IndexMap::identity(rank());
     ExprPtr value = root(expr(e, root_inline));
-    if (choose_cached(e, root_inline)) {
+    if (!concats_.empty()) {
+      if (!reduces_.empty()) refuse(*concats_.front().call, "a concat in a stage with row reductions");
+      lower_pieces(e, root_inline);
+    } else if (choose_cached(e, root_inline)) {
       // Lower the stored value again, reading the cached values from y.
       staged_.clear();
       store_transcendentals_ = 0;
@@ -105,17 +179,187 @@ class Stage {
   ExprPtr shape(size_t slot, size_t a) { return load(env_.slot(slot).shape, i64(static_cast<int64_t>(a))); }
   ExprPtr stride(size_t slot, size_t a) { return load(env_.slot(slot).strides, i64(static_cast<int64_t>(a))); }
 
+  // Slot k's element at the current index map (map_ has one row per axis of k).
   ExprPtr leaf(size_t k) {
-    auto it = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.slot == k; });
+    const std::string key = std::to_string(k) + ":" + map_.key();
+    auto it = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.key == key; });
     if (it == leaves_.end()) {
       const ir::TensorType& t = *env_.slot(k).type;
-      const bool inner_zero = t.rank() == 0 || (rank() > 0 && is_static_one(t.shape().back()) &&
-                                                 !is_static_one(iter_.shape().back()));
+      // Broadcast along the row: no axis of extent > 1 moves with j.
+      bool moves = false;
+      for (size_t b = 0; rank() > 0 && b < t.rank(); ++b)
+        moves = moves || (map_.coef[b][rank() - 1] && !is_static_one(t.shape()[b]));
+      const bool inner_zero = !moves && (t.rank() == 0 || !is_static_one(iter_.shape().back()));
       const std::string n = std::to_string(k);
-      leaves_.push_back(Leaf{k, Var::make("x" + n, Type::pointer(t.dtype())), Var::make("is" + n, kIndex), inner_zero});
+      leaves_.push_back(Leaf{k, Var::make("x" + n, Type::pointer(t.dtype())), Var::make("is" + n, kIndex), inner_zero,
+                             map_, key});
       it = leaves_.end() - 1;
     }
     return cast(compute_dtype(it->row->dtype()), load(it->row, mul(j_, it->stride)));
+  }
+
+  // ---- index maps ---------------------------------------------------------------
+
+  // x's element under the current map, which is that of a value of shape
+  // `of` that reads x with broadcasting (trailing axes aligned).
+  ExprPtr read(const ir::ExprPtr& x, const ir::Shape& of) {
+    const ir::Shape& xs = tensor_type(*x).shape();
+    IndexMap m = IndexMap::zeros(xs.size(), rank());
+    for (size_t b = 0; b < xs.size(); ++b) {
+      const size_t nb = b + of.size() - xs.size();
+      if (is_static_one(xs[b])) continue;  // index 0 whatever the stage's
+      m.copy_row(b, map_, nb);
+      m.bcast[b] = map_.bcast[nb] || xs[b] != of[nb];
+    }
+    return with_map(std::move(m), x);
+  }
+
+  ExprPtr with_map(IndexMap m, const ir::ExprPtr& x) {
+    std::swap(map_, m);
+    ExprPtr v = expr(x);
+    std::swap(map_, m);
+    return v;
+  }
+
+  // A view's operand, read in place: its rows from the view's (map_).
+  ExprPtr view(const ir::Call& c) {
+    if (is_fp8(tensor_type(c).dtype())) refuse(c, "8-bit floats are copied as stored");
+    const std::string_view name = c.op()->name();
+    if (name == "Concat") return concat(c);
+    const ir::ExprPtr& x = c.args()[0];
+    IndexMap in = IndexMap::zeros(tensor_type(*x).rank(), rank());
+    if (name == "Transpose") transpose_rows(c, &in);
+    else if (name == "Slice") slice_rows(c, &in);
+    else reshape_rows(c, &in);
+    return with_map(std::move(in), x);
+  }
+
+  // y = transpose(x, axes): y[b] = x[axes[b]].
+  void transpose_rows(const ir::Call& c, IndexMap* in) const {
+    const auto& axes = static_cast<const ops::Transpose&>(*c.op()).axes;
+    const int64_t r = static_cast<int64_t>(axes.size());
+    for (size_t b = 0; b < axes.size(); ++b) in->copy_row(static_cast<size_t>(axes[b] < 0 ? axes[b] + r : axes[b]), map_, b);
+  }
+
+  // y = x[begin : end : step]: x's index = y's * step + begin.
+  void slice_rows(const ir::Call& c, IndexMap* in) {
+    const auto& sl = static_cast<const ops::Slice&>(*c.op());
+    const ir::Shape &ys = tensor_type(c).shape(), &xs = tensor_type(*c.args()[0]).shape();
+    for (size_t b = 0; b < ys.size(); ++b) {
+      const int64_t step = sl.strides.at(b);
+      const bool whole = step == 1 && sl.begin.at(b).is_static() && sl.begin[b].value() == 0 && sl.end.at(b) == xs[b];
+      if (step <= 0) refuse(c, "a slice with a non-positive step");
+      if (map_.bcast[b] && !whole) refuse(c, "a slice of an axis broadcast at run time");
+      in->coef[b] = map_.coef[b];
+      for (ExprPtr& k : in->coef[b]) k = times(k, step);
+      in->offset[b] = times(map_.offset[b], step);
+      // The begin is resolved (and the window checked) by the host.
+      if (!whole) in->offset[b] = plus(in->offset[b], env_.slice_begin(c, b));
+      in->bcast[b] = map_.bcast[b];
+    }
+  }
+
+  // A reshape that inserts or drops extent-1 axes and splits axes: each
+  // axis of x of extent > 1 is one axis of y of the same extent, or a run
+  // of static axes of y whose product it is (x's index is then their
+  // row-major combination). Merging axes is not an index map of y's index
+  // over arbitrary strides: such a reshape is refused (copied).
+  void reshape_rows(const ir::Call& c, IndexMap* in) const {
+    const ir::Shape &ys = tensor_type(c).shape(), &xs = tensor_type(*c.args()[0]).shape();
+    std::vector<size_t> outs;
+    for (size_t o = 0; o < ys.size(); ++o)
+      if (!is_static_one(ys[o])) outs.push_back(o);
+    size_t k = 0;
+    for (size_t b = 0; b < xs.size(); ++b) {
+      if (is_static_one(xs[b])) continue;
+      if (k < outs.size() && xs[b] == ys[outs[k]]) {
+        in->copy_row(b, map_, outs[k++]);
+        continue;
+      }
+      if (!xs[b].is_static()) refuse(c, "a reshape of a symbolic axis into several");
+      int64_t prod = 1;
+      const size_t k0 = k;
+      while (k < outs.size() && prod < xs[b].value() && ys[outs[k]].is_static()) prod *= ys[outs[k++]].value();
+      if (prod != xs[b].value() || k - k0 < 2) refuse(c, "a reshape that merges axes");
+      int64_t mult = 1;
+      for (size_t m = k; m-- > k0;) {
+        const size_t o = outs[m];
+        if (map_.bcast[o]) refuse(c, "a reshape of an axis broadcast at run time");
+        for (size_t a = 0; a < rank(); ++a) in->coef[b][a] = plus(in->coef[b][a], times(map_.coef[o][a], mult));
+        in->offset[b] = plus(in->offset[b], times(map_.offset[o], mult));
+        mult *= ys[o].value();
+      }
+    }
+    if (k != outs.size()) refuse(c, "a reshape that merges axes");
+  }
+
+  // A concat along the row: the piece being lowered reads its operand,
+  // shifted to where that operand starts.
+  ExprPtr concat(const ir::Call& c) {
+    const auto* t = ir::expr_as<ir::Tuple>(c.args()[0]);
+    const int64_t r = static_cast<int64_t>(tensor_type(c).rank());
+    const int64_t ax = static_cast<const ops::Concat&>(*c.op()).axis;
+    const size_t axis = static_cast<size_t>(ax < 0 ? ax + r : ax);
+    if (!t || rank() == 0 || axis >= map_.coef.size()) refuse(c, "a concat of this form");
+    bool along = !map_.bcast[axis] && is_const_int(map_.coef[axis][rank() - 1], 1);
+    for (size_t a = 0; a + 1 < rank(); ++a) along = along && !map_.coef[axis][a];
+    if (!along) refuse(c, "a concat that is not along the row");
+    if (!staging_ || lowering_reduce_ >= 0) refuse(c, "a concat in a stage with row reductions");
+    const ExprPtr& off = map_.offset[axis];
+    const std::string off_key = off ? tir::to_string(off) : "0";
+    auto it = std::find_if(concats_.begin(), concats_.end(), [&](const ConcatRead& k) { return k.call == &c; });
+    if (it == concats_.end()) {
+      ConcatRead k{&c, {}, off, off_key};
+      ExprPtr start = i64(0);
+      for (size_t p = 0; p + 1 < t->fields().size(); ++p) {
+        start = add(start, env_.extent(tensor_type(*t->fields()[p]).shape().at(axis)));
+        k.starts.push_back(start);
+      }
+      concats_.push_back(std::move(k));
+      it = concats_.end() - 1;
+    } else if (it->offset_key != off_key) {
+      refuse(c, "a concat read at two offsets");
+    }
+    const size_t p = it->choice;
+    IndexMap in = map_;
+    // The operand's index along the axis: the concat's minus where it starts.
+    if (p > 0) in.offset[axis] = off ? sub(off, it->starts[p - 1]) : neg(it->starts[p - 1]);
+    return with_map(std::move(in), t->fields()[p]);
+  }
+
+  // The stored value once per combination of concat pieces (a piece's
+  // value may reach further concats: lowering repeats until none is new).
+  void lower_pieces(const ir::ExprPtr& e, bool root_inline) {
+    for (bool complete = false; !complete;) {
+      size_t n = 1;
+      for (const ConcatRead& k : concats_) n *= k.starts.size() + 1;
+      if (n > kMaxPieces) refuse(*concats_.back().call, "more concat pieces than one loop takes");
+      const size_t known = concats_.size();
+      pieces_.clear();
+      int transcendentals = 0;
+      complete = true;
+      for (size_t v = 0; v < n && complete; ++v) {
+        Piece piece;
+        for (size_t i = 0, rem = v; i < known; ++i) {
+          const size_t pieces = concats_[i].starts.size() + 1;
+          concats_[i].choice = rem % pieces;
+          piece.choice.push_back(rem % pieces);
+          rem /= pieces;
+        }
+        staged_.clear();
+        store_transcendentals_ = 0;
+        map_ = IndexMap::identity(rank());
+        piece.value = root(expr(e, root_inline));
+        piece.staged = staged_;
+        transcendentals = std::max(transcendentals, store_transcendentals_);
+        pieces_.push_back(std::move(piece));
+        complete = concats_.size() == known;
+      }
+      store_transcendentals_ = transcendentals;
+    }
+    // can_stream() counts the staged calls: the piece with fewest, to be safe.
+    for (const Piece& p : pieces_)
+      if (p.staged.size() < staged_.size()) staged_ = p.staged;
   }
 
   ExprPtr constant(const ir::Constant& k) {
@@ -134,10 +378,11 @@ class Stage {
     TF_CHECK(c && c->op(), "lowering: an unplanned non-call value");
     if (env_.fused_reduce && env_.fused_reduce(*c)) return row_scalar(*c);
     if (staging_ && cached_.count(c)) return load(y_, j_);  // stored by the last reduction pass
+    if (is_view(*c->op())) return view(*c);
     const ScalarLowering* l = find_scalar_lowering(c->op()->name());
     TF_CHECK(l, "lowering: op " + std::string(c->op()->name()) + " has no scalar form");
     ScalarArgs a{*c, {}, tensor_type(*c).dtype(), env_.err, nullptr};
-    for (const ir::ExprPtr& x : c->args()) a.args.push_back(expr(x));
+    for (const ir::ExprPtr& x : c->args()) a.args.push_back(read(x, tensor_type(*c).shape()));
     if (staging_) a.stage = [this](const std::string& fn, const ExprPtr& arg) { return stage(fn, arg); };
     (staging_ ? store_transcendentals_ : reduce_transcendentals_) += l->transcendental(*c->op());
     may_fail_ = may_fail_ || l->may_fail(*c);
@@ -205,7 +450,8 @@ class Stage {
     staging_ = false;
     depth_ = 0;
     lowering_reduce_ = static_cast<int>(reduces_.size());  // this reduction's index, once pushed
-    ExprPtr element = expr(c.args()[0]);
+    // The operand has the stage's shape (the fusion decision's rule).
+    ExprPtr element = with_map(IndexMap::identity(rank()), c.args()[0]);
     const int my_depth = depth_ + 1;
     staging_ = staging;
     depth_ = depth;
@@ -339,21 +585,41 @@ class Stage {
 
   // ---- the parts both skeletons share ---------------------------------------
 
-  // Broadcast strides of every leaf against the iteration shape, as Lets
-  // (appended to `lets`); bs[leaf][axis].
-  std::vector<std::vector<VarPtr>> leaf_strides(std::vector<std::pair<VarPtr, ExprPtr>>& lets) {
+  // Strides of every leaf along the stage's axes through its index map (an
+  // axis of extent 1 has stride 0: broadcasting), as Lets appended to
+  // `lets`: bs[leaf][axis] (shared by leaves of one slot whose maps differ
+  // only in their offsets); and its offset at index 0 (null when 0).
+  std::vector<std::vector<VarPtr>> leaf_strides(std::vector<std::pair<VarPtr, ExprPtr>>& lets,
+                                                std::vector<ExprPtr>* base) {
     const size_t r = rank();
     std::vector<std::vector<VarPtr>> bs(leaves_.size());
+    base->assign(leaves_.size(), nullptr);
+    std::map<std::string, size_t> by_strides;  // slot + coefficients -> first leaf
     for (size_t li = 0; li < leaves_.size(); ++li) {
-      const size_t k = leaves_[li].slot, rl = env_.slot(k).type->rank();
-      for (size_t a = 0; a < r; ++a) {
-        bs[li].push_back(Var::make("bs" + std::to_string(k) + "_" + std::to_string(a), kIndex));
-        ExprPtr v = i64(0);
-        if (a + rl >= r) {
-          const size_t la = a + rl - r;
-          v = select(eq(shape(k, la), i64(1)), i64(0), stride(k, la));
+      const Leaf& l = leaves_[li];
+      const size_t k = l.slot, rl = env_.slot(k).type->rank();
+      auto eff = [&](size_t b) { return select(eq(shape(k, b), i64(1)), i64(0), stride(k, b)); };
+      IndexMap coefs = l.map;
+      coefs.offset.assign(coefs.offset.size(), nullptr);
+      auto [first, fresh] = by_strides.emplace(std::to_string(k) + ":" + coefs.key(), li);
+      if (!fresh) {
+        bs[li] = bs[first->second];
+      } else {
+        for (size_t a = 0; a < r; ++a) {
+          bs[li].push_back(Var::make("bs" + std::to_string(k) + "_" + std::to_string(a), kIndex));
+          ExprPtr v;
+          for (size_t b = 0; b < rl; ++b)
+            if (const ExprPtr& c = l.map.coef[b][a]) v = plus(v, is_const_int(c, 1) ? eff(b) : mul(c, eff(b)));
+          lets.emplace_back(bs[li][a], v ? v : i64(0));
         }
-        lets.emplace_back(bs[li][a], v);
+      }
+      ExprPtr off;
+      for (size_t b = 0; b < rl; ++b)
+        if (l.map.offset[b]) off = plus(off, mul(l.map.offset[b], eff(b)));
+      if (off) {
+        VarPtr o = Var::make("base" + std::to_string(k), kIndex);
+        lets.emplace_back(o, off);
+        (*base)[li] = o;
       }
     }
     return bs;
@@ -373,7 +639,7 @@ class Stage {
   // unit strides, under Lets of every leaf's row pointer for row `row`
   // (the row index decomposed over the outer axes).
   StmtPtr row_body(const StmtPtr& body, const VarPtr& fast, const VarPtr& row,
-                   const std::vector<std::vector<VarPtr>>& bs) {
+                   const std::vector<std::vector<VarPtr>>& bs, const std::vector<ExprPtr>& base) {
     const size_t r = rank();
     VarMap unit;
     for (const Leaf& l : leaves_) unit[l.stride.get()] = i64(l.inner_zero || r == 0 ? 0 : 1);
@@ -382,6 +648,8 @@ class Stage {
       general = LetStmt::make(leaves_[li].stride, r ? ExprPtr(bs[li][r - 1]) : i64(0), general);
     StmtPtr out = IfThenElse::make(fast, tir::substitute(body, unit), general);
     std::vector<ExprPtr> off(leaves_.size(), i64(0));
+    for (size_t li = 0; li < leaves_.size(); ++li)
+      if (base[li]) off[li] = base[li];
     std::vector<std::pair<VarPtr, ExprPtr>> row_lets;
     ExprPtr rem = row;
     for (size_t a = r >= 2 ? r - 1 : 0; a-- > 0;) {
@@ -401,11 +669,12 @@ class Stage {
     VarPtr outer, fast, nt;  // nt is null when the stage does not stream
     std::vector<std::pair<VarPtr, ExprPtr>> lets;  // the leaves' broadcast strides
     std::vector<std::vector<VarPtr>> bs;           // bs[leaf][axis]
+    std::vector<ExprPtr> base;                     // base[leaf]: offset at index 0, or null
   };
   Frame frame() {
     Frame f;
     f.outer = Var::make("outer", kIndex);
-    f.bs = leaf_strides(f.lets);
+    f.bs = leaf_strides(f.lets, &f.base);
     f.fast = Var::make("fast", Type::scalar(DType::kBool));
     if (can_stream()) f.nt = Var::make("nt", Type::scalar(DType::kBool));
     return f;
@@ -436,7 +705,8 @@ class Stage {
     const Frame f = frame();
     VarPtr nb = Var::make("nb", kIndex), t = Var::make("t", kIndex), row = Var::make("row", kIndex);
     VarPtr j0 = Var::make("j0", kIndex), j1 = Var::make("j1", kIndex), y = Var::make("y", out.data->type());
-    StmtPtr body = row_body(store_loop(y, j0, j1, value, f.nt), f.fast, row, f.bs);
+    StmtPtr body = row_body(pieces_.empty() ? store_loop(y, j0, j1, value, f.nt) : piece_loops(y, j0, j1, f.nt),
+                            f.fast, row, f.bs, f.base);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
     body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
                                                         LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
@@ -444,6 +714,27 @@ class Stage {
                             ge(mul(f.outer, inner_), i64(kElementwiseParallelMin)));
     par = LetStmt::make(nb, call(kIndex, "tf_blocks", {inner_}), par);
     return wrap(what, par, f);
+  }
+
+  // The store loop over [j0, j1) cut at the concats' piece boundaries: each
+  // piece's range, intersected with the block, stores that piece's value.
+  StmtPtr piece_loops(const VarPtr& y, const VarPtr& j0, const VarPtr& j1, const VarPtr& nt) {
+    std::vector<StmtPtr> loops;
+    const std::vector<Staged> staged = staged_;
+    for (const Piece& p : pieces_) {
+      ExprPtr lo = j0, hi = j1;
+      for (size_t i = 0; i < concats_.size(); ++i) {
+        const size_t c = p.choice[i], n = concats_[i].starts.size() + 1;
+        if (c > 0) lo = max(lo, concats_[i].start_j(c));
+        if (c + 1 < n) hi = min(hi, concats_[i].start_j(c + 1));
+      }
+      VarPtr plo = Var::make("plo", kIndex), phi = Var::make("phi", kIndex);
+      staged_ = p.staged;
+      StmtPtr loop = IfThenElse::make(lt(plo, phi), store_loop(y, plo, phi, p.value, nt));
+      loops.push_back(LetStmt::make(plo, lo, LetStmt::make(phi, hi, loop)));
+    }
+    staged_ = staged;
+    return Seq::make(std::move(loops));
   }
 
   // ---- rows -------------------------------------------------------------------
@@ -536,7 +827,7 @@ class Stage {
         body = LetStmt::make(it->acc, initial(*it), body);
       }
     }
-    body = row_body(body, f.fast, row, f.bs);
+    body = row_body(body, f.fast, row, f.bs, f.base);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
     StmtPtr par = For::make(row, i64(0), f.outer, ForKind::kParallel, body, {},
                             ge(mul(f.outer, inner_), i64(kRowParallelMin)));
@@ -567,6 +858,9 @@ class Stage {
   const ir::TensorType& iter_;
   VarPtr j_, c0_, inner_;
   std::vector<Leaf> leaves_;
+  IndexMap map_;  // where the value being lowered lies, over the stage's index
+  std::vector<ConcatRead> concats_;
+  std::vector<Piece> pieces_;  // empty without concats
   std::vector<Staged> staged_;
   std::vector<RowReduce> reduces_;
   bool staging_ = true;  // the value being lowered may use chunk buffers
@@ -582,6 +876,11 @@ class Stage {
 };
 
 }  // namespace
+
+bool is_view(const ir::Op& op) {
+  const std::string_view n = op.name();
+  return n == "Slice" || n == "Transpose" || n == "Reshape" || n == "Concat";
+}
 
 bool is_row_reduce(const ir::Call& c) {
   if (!c.op() || c.op()->name() != "Reduce") return false;

@@ -14,6 +14,15 @@
 // leaves, which a previous pass has just brought into cache; the first pass
 // prefetches the next row.
 //
+// Views — Slice, Transpose, Reshape (inserting or dropping extent-1 axes,
+// splitting static axes) and Concat along the row — are index maps, not
+// copies: a value read through them is loaded where it lies (every leaf's
+// address is an affine function of the stage's index, its strides folded
+// per stage), and a Concat splits the row's loop at its operands'
+// boundaries, each piece reading one operand. A view the lowering cannot
+// read in place throws ViewRefused; the code generator then materializes
+// that view as a copy and lowers again.
+//
 // The decisions shared by both kinds, per stage:
 // - one thread below a size threshold (split_parallel_threshold makes that
 //   a branch);
@@ -54,6 +63,22 @@ struct StageEnv {
   // Whether a Reduce call is computed inside the stages that read it.
   std::function<bool(const ir::Call&)> fused_reduce;
   tir::VarPtr err;  // int*: the entry's error flag
+  // A typed extent as an index expression (a constant, or a run-time scalar
+  // the host resolves from the DimVar bindings).
+  std::function<tir::ExprPtr(const ir::ShapeDim&)> extent;
+  // The normalized begin of Slice call c's axis `axis` (a run-time scalar,
+  // which also checks the window against c's typed extent).
+  std::function<tir::ExprPtr(const ir::Call& c, size_t axis)> slice_begin;
+};
+
+// Slice, Transpose, Reshape and Concat: read in place by fused stages.
+bool is_view(const ir::Op& op);
+
+// Thrown by lower_stage for a view it cannot read in place (a Reshape that
+// merges axes, a Concat across rows or in a stage with row reductions, ...).
+struct ViewRefused {
+  const ir::Expr* node;
+  std::string why;
 };
 
 // Tuning constants of the CPU loops (the prelude has the same values for

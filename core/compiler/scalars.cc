@@ -42,6 +42,7 @@ int64_t loop_bound(const RuntimeScalar& s, const ir::DimBindings& b) {
 
 int64_t resolve_scalar(const RuntimeScalar& s, const ir::DimBindings& bindings) {
   if (s.kind == RuntimeScalar::kSliceBegin) return slice_begin(s, bindings);
+  if (s.kind == RuntimeScalar::kExtent) return s.value.evaluate(bindings);
   return loop_bound(s, bindings);
 }
 

@@ -16,6 +16,7 @@ namespace tf::compiler {
 struct RuntimeScalar {
   enum Kind {
     kSliceBegin,  // Slice axis `axis`: the normalized begin (0 for an empty window)
+    kExtent,      // a typed extent (a view's axis read in place by a fused stage)
     kLoopStart,   // GridRegionExpr bounds: start / extent >= 0, step > 0
     kLoopExtent,
     kLoopStep,
