@@ -19,8 +19,8 @@ the result, call again, as a model does):
   triad measured in the same process.
 
 A second table puts kernels written from elementary ops (RMSNorm from
-mean / rsqrt / multiply, LayerNorm from means, softmax from amax / exp / sum)
-beside the built-in op of the same math: composed / built-in > 1 means the
+mean / rsqrt / multiply, LayerNorm from means, softmax from amax / exp / sum,
+rotate-half RoPE from slices / neg / concat) beside the built-in op of the same math: composed / built-in > 1 means the
 composition is slower.
 
 MatMul is reported in GFLOP/s, with decode shapes (M = 1, 8, 16 against
@@ -113,6 +113,14 @@ def c_layernorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f3
 def c_softmax(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     e = exp(x - amax(x, axes=-1))
     return e / sum(e, axes=-1)
+
+@func
+def c_rope(q: Tensor[(RB, RS, RH, D), f32], k: Tensor[(RB, RS, RH, D), f32], c: Tensor[(RB, RS, D), f32], s: Tensor[(RB, RS, D), f32]) -> tuple[Tensor[(RB, RS, RH, D), f32], Tensor[(RB, RS, RH, D), f32]]:
+    c = reshape(c, (RB, RS, 1, D))
+    s = reshape(s, (RB, RS, 1, D))
+    qr = concat((-q[:, :, :, D // 2:], q[:, :, :, :D // 2]), axis=-1)
+    kr = concat((-k[:, :, :, D // 2:], k[:, :, :, :D // 2]), axis=-1)
+    return q * c + qr * s, k * c + kr * s
 """
 
 # Hand-written compositions against the built-in op computing the same math
@@ -121,7 +129,12 @@ def c_softmax(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
 COMPOSITIONS = {"rmsnorm f32": ("c_rmsnorm", "b_rmsnorm", "float32", "rmsnorm"),
                 "rmsnorm bf16": ("c_rmsnorm16", "b_rmsnorm16", "bfloat16", "rmsnorm"),
                 "layer_norm f32": ("c_layernorm", "b_layernorm", "float32", "layer_norm"),
-                "softmax f32": ("c_softmax", "b_softmax", "float32", "softmax")}
+                "softmax f32": ("c_softmax", "b_softmax", "float32", "softmax"),
+                "RoPE rotate-half f32": ("c_rope", "b_rope", "float32", "RoPE rotate-half")}
+# A composition's inputs where they differ from its built-in's: the composed
+# RoPE takes cos / sin already gathered by position ([B, S, D]), as Hugging
+# Face's apply_rotary_pos_emb does; the built-in gathers rows of the tables.
+COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p].contiguous())}
 
 # Row-op shapes [N, 4096] f32: 8, 32 and 128 MiB per tensor, and a latency shape.
 SHAPES = {"small": (32, 512), "8 MiB": (512, 4096), "32 MiB": (2048, 4096), "128 MiB": (8192, 4096)}
@@ -185,6 +198,10 @@ def eager_ops(torch):
         "RoPE rotate-half": rope,
         "matmul": torch.mm,
     }
+
+
+def as_tuple(r):
+    return r if isinstance(r, tuple) else (r,)
 
 
 def make_inputs(torch, op, shape):
@@ -293,12 +310,14 @@ def compositions(torch, m, quick):
         for label, shape in shapes_of(op, quick).items():
             if label == "small":
                 continue
-            inputs = tuple(t.to(getattr(torch, dtype)) for t in make_inputs(torch, op, shape))
+            inputs = tuple(t.to(getattr(torch, dtype)) if t.is_floating_point() else t
+                           for t in make_inputs(torch, op, shape))
+            c_inputs = COMPOSED_INPUTS.get(composed, lambda *a: a)(*inputs)
             runs = 3 if quick else 10
-            got, want = kc(*inputs), kb(*inputs)
-            r = {"composed": median_s(lambda: kc(*inputs), runs), "builtin": median_s(lambda: kb(*inputs), runs),
-                 "bytes": bytes_moved(op, inputs, (want,)),
-                 "max_diff": (got.float() - want.float()).abs().max().item()}
+            got, want = as_tuple(kc(*c_inputs)), as_tuple(kb(*inputs))
+            r = {"composed": median_s(lambda: kc(*c_inputs), runs), "builtin": median_s(lambda: kb(*inputs), runs),
+                 "bytes": bytes_moved(op, c_inputs, want),
+                 "max_diff": max((g.float() - w.float()).abs().max().item() for g, w in zip(got, want))}
             del got, want
             out[f"{name}|{label}|{shape}"] = r
     return out

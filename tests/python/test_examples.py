@@ -47,7 +47,8 @@ def test_bench_prints_a_markdown_table():
     assert float(mm_rows[0][mm_header.index("tf / OpenBLAS")]) > 0
     # hand-written compositions beside their built-ins, both native
     comp_header, comp_rows = tables["composition"]
-    assert {r[0] for r in comp_rows} == {"rmsnorm f32", "rmsnorm bf16", "layer_norm f32", "softmax f32"}
+    assert {r[0] for r in comp_rows} == {"rmsnorm f32", "rmsnorm bf16", "layer_norm f32", "softmax f32",
+                                        "RoPE rotate-half f32"}
     for r in comp_rows:
         assert float(r[comp_header.index("composed / built-in")]) > 0, r
         bound = 0.1 if "bf16" in r[0] else 1e-4  # the built-in and the composition round differently
