@@ -7,8 +7,10 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/compiler/cpu/cpp_printer.h"
+#include "core/compiler/decompose.h"
 #include "core/compiler/emit_conv.h"
 #include "core/compiler/emit_data.h"
 #include "core/compiler/emit_util.h"
@@ -81,32 +83,13 @@ using ir::ExprPtr;
 using ops::BinaryKind;
 using ops::UnaryKind;
 
-// One loop nest under construction: its iteration rank and the slots it reads.
-struct Stage {
-  size_t rank = 0;
-  const ir::TensorType* iter = nullptr;  // iteration shape
-  std::vector<size_t> leaves;             // slots read, first use first
-  std::set<size_t> inner_zero;            // leaves broadcast along the last axis statically
-  int transcendentals = 0;                // exp-like calls per element of the inlined value
-  // Calls expr() hands to a prelude routine that computes a whole chunk
-  // (tf_gelu_tanh_n; tf_rf16_n for an f16 op's rounding): `fn` over `arg`,
-  // in order, read back as tb<i>[j - c0].
-  // Only emit_store_loop's chunked loops run them, so only stages that set
-  // stage_calls before building their value get any.
-  struct Staged {
-    std::string fn, arg;
-  };
-  bool stage_calls = false;
-  std::vector<Staged> staged;
-};
-
 class Generator {
  public:
   // `copied`: views a fused stage could not read in place (ViewRefused),
   // computed as copies instead.
   Generator(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
-            const std::unordered_set<const Expr*>& copied)
-      : seg_inputs_(inputs), seg_outputs_(outputs), copied_(copied) {}
+            const std::unordered_set<const Expr*>& copied, const Unchecked& unchecked)
+      : seg_inputs_(inputs), seg_outputs_(outputs), copied_(copied), unchecked_(unchecked) {}
 
   Program run() {
     for (size_t i = 0; i < seg_inputs_.size(); ++i) add_input(i, seg_inputs_[i]);
@@ -121,6 +104,7 @@ class Generator {
       if (computed && !slot_of_.count(o.get())) slot_of_[o.get()] = s;
       else copies.emplace_back(s, o);
     }
+    choose_producers();
     for (const ExprPtr& o : outputs_) plan(o);
     for (auto& [s, e] : copies) emit_elementwise(s, e, "copy");
     return Program{slots_, assemble(), may_fail_, scalars_, tir_.str()};
@@ -209,9 +193,6 @@ class Generator {
     }
     check_op(c);
     read_operands(c.args());
-    if (is_row_op(*c.op()))
-      for (const ExprPtr& a : c.args()) force_registered_scalar_ops(a);
-    if (is_row_op(*c.op())) row_reader_[c.args()[0].get()] = e;
     if (dynamic_cast<const ops::MatMul*>(c.op().get())) {
       for (const ExprPtr& a : c.args()) {
         if (a->kind() == ir::ExprKind::kConstant) unsupported("MatMul of a constant");
@@ -233,9 +214,7 @@ class Generator {
     // 8-bit floats are converted and moved, not computed on (emit_util.h).
     if (fp8 && !dynamic_cast<const ops::Cast*>(op) && !is_layout(*op)) unsupported("fp8 " + std::string(op->name()));
     const bool elementwise = is_scalar_op(*op);
-    const bool row = dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::SoftMax*>(op) ||
-                     dynamic_cast<const ops::LayerNorm*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
-                     is_layout(*op);
+    const bool row = dynamic_cast<const ops::Reduce*>(op) || is_layout(*op);
     if (half && !elementwise && !row && !dynamic_cast<const ops::MatMul*>(op)) unsupported("f16/bf16 " + std::string(op->name()));
     if (auto* b = dynamic_cast<const ops::Binary*>(op)) {
       if (b->kind == BinaryKind::kDiv && !ir::is_float(tensor_type(*c.args()[0]).dtype())) {
@@ -245,18 +224,9 @@ class Generator {
       return;
     }
     if (is_scalar_op(*op)) return;  // its stage's lowering reports whether it can fail
-    if (dynamic_cast<const ops::LayerNorm*>(op)) {
-      if (!ir::is_float(out) || tensor_type(c).rank() < 1) unsupported("LayerNorm of this type");
-      return;
-    }
-    if (dynamic_cast<const ops::RMSNorm*>(op) || dynamic_cast<const ops::MatMul*>(op)) {
-      if (!ir::is_float(out)) unsupported("a non-float " + std::string(op->name()));
-      if (tensor_type(c).rank() < (dynamic_cast<const ops::MatMul*>(op) ? 2u : 1u) ||
-          tensor_type(*c.args()[0]).rank() < 1 || tensor_type(*c.args()[1]).rank() < 1)
-        unsupported(std::string(op->name()) + " of this rank");
-      if (dynamic_cast<const ops::MatMul*>(op) &&
-          (tensor_type(*c.args()[0]).rank() < 2 || tensor_type(*c.args()[1]).rank() < 2))
-        unsupported("MatMul of a vector");
+    if (dynamic_cast<const ops::MatMul*>(op)) {
+      if (!ir::is_float(out)) unsupported("a non-float MatMul");
+      if (tensor_type(*c.args()[0]).rank() < 2 || tensor_type(*c.args()[1]).rank() < 2) unsupported("MatMul of a vector");
       return;
     }
     if (dynamic_cast<const ops::Zeros*>(op)) return;
@@ -275,42 +245,12 @@ class Generator {
       force_.insert(c.args()[0].get());
       return;
     }
-    if (auto* s = dynamic_cast<const ops::SoftMax*>(op)) {
-      int64_t r = static_cast<int64_t>(tensor_type(c).rank());
-      if (r == 0 || (s->axis != -1 && s->axis != r - 1)) unsupported("SoftMax over a non-last axis");
-      return;
-    }
     unsupported("op " + std::string(op->name()));
   }
 
   // Ops with a scalar form (scalar_lowering.h): inlined into the loop nest
   // of the stage that reads them, whichever op it is.
   static bool is_scalar_op(const ir::Op& op) { return find_scalar_lowering(op.name()) != nullptr; }
-
-  // The built-in row ops' emitter (emit_row) writes its operands' inlined
-  // values as text and knows only the built-in elementwise ops (below): any
-  // other op with a scalar form under a row op's operand is computed by a
-  // stage of its own and read from memory.
-  void force_registered_scalar_ops(const ExprPtr& e) {
-    auto* c = ir::expr_as<ir::Call>(e);
-    if (c && c->op() && !inputs_.count(e.get()) && inline_view(*c)) force_.insert(e.get());
-    if (!c || !c->op() || inputs_.count(e.get()) || !is_scalar_op(*c->op())) return;
-    if (!is_elementwise(*c->op()) && !dynamic_cast<const ops::Zeros*>(c->op().get())) {
-      force_.insert(e.get());
-      return;
-    }
-    for (const ExprPtr& a : c->args()) force_registered_scalar_ops(a);
-  }
-
-  // The built-in ops the text emitters compute value by value (op_value),
-  // inlined into the loop of the stage that reads them (Zeros too, but it
-  // reads nothing).
-  static bool is_elementwise(const ir::Op& op) {
-    return dynamic_cast<const ops::Binary*>(&op) || dynamic_cast<const ops::Unary*>(&op) ||
-           dynamic_cast<const ops::Cast*>(&op) || dynamic_cast<const ops::Silu*>(&op) ||
-           dynamic_cast<const ops::Gelu*>(&op) || dynamic_cast<const ops::ReLU*>(&op) ||
-           dynamic_cast<const ops::Sigmoid*>(&op) || dynamic_cast<const ops::Tanh*>(&op);
-  }
 
   static bool is_insert(const ir::Op& op) {
     return dynamic_cast<const ops::InsertSlice*>(&op) || dynamic_cast<const ops::CacheUpdate*>(&op);
@@ -438,7 +378,7 @@ class Generator {
 
   bool is_row_or_gemm(const ir::Call& c) const {
     const ir::Op* op = c.op().get();
-    return is_row_op(*op) || dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
+    return dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
            is_layout(*op) || is_data_op(*op);
   }
 
@@ -554,18 +494,77 @@ class Generator {
     return walk(c);
   }
 
+  // ---- values a row stage produces --------------------------------------------
+  //
+  // A row stage (one whose value reads fused reductions) that reads a
+  // materialized elementwise value h of its own shape computes h in its
+  // first pass and stores it (StageEnv::produced), when h's own value reads
+  // no fused reduction and nothing else the stage reads depends on h: one
+  // pass over h's operands instead of a stage writing h and this one
+  // reading it back from memory (residual + RMSNorm returning both).
+  void choose_producers() {
+    std::unordered_set<const Expr*> seen;
+    std::function<void(const ExprPtr&)> visit = [&](const ExprPtr& e) {
+      if (!seen.insert(e.get()).second || inputs_.count(e.get())) return;
+      auto* c = ir::expr_as<ir::Call>(e);
+      if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return visit(g->tuple());
+      if (!c || !c->op()) return;
+      for (const ExprPtr& a : operands(*c)) visit(a);
+      if (materialized(*c) && is_elementwise_call(*c)) choose_producer(e);
+    };
+    for (const ExprPtr& o : outputs_) visit(o);
+  }
+
+  void choose_producer(const ExprPtr& root) {
+    std::vector<ExprPtr> frontier;  // the materialized values the stage reads
+    bool row = false;
+    std::unordered_set<const Expr*> seen;
+    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+      auto* c = ir::expr_as<ir::Call>(e);
+      if (!c || !c->op() || inputs_.count(c) || !seen.insert(c).second) return;
+      if (c != root.get() && materialized(*c)) return frontier.push_back(e);
+      row = row || fused_.count(c) > 0;
+      for (const ExprPtr& a : operands(*c)) walk(a);
+    };
+    walk(root);
+    if (!row) return;
+    const ir::TensorType& t = tensor_type(*root);
+    for (const ExprPtr& h : frontier) {
+      const auto& hc = static_cast<const ir::Call&>(*h);
+      const ir::TensorType& ht = tensor_type(hc);
+      if (!is_elementwise_call(hc) || producer_of_.count(h.get()) || !(ht.shape() == t.shape()) ||
+          !(ht.dtype() == DType::kF32 || ht.dtype() == DType::kF64))
+        continue;
+      std::unordered_set<const Expr*> searched;
+      bool independent = true;
+      for (const ExprPtr& a : hc.args()) independent = independent && !reaches_fused(a, searched);
+      for (const ExprPtr& f : frontier) {
+        std::unordered_set<const Expr*> s;
+        independent = independent && (f == h || !reads(f, h.get(), s));
+      }
+      if (!independent) continue;
+      producer_of_[h.get()] = root;
+      producer_for_[root.get()] = h;
+      return;
+    }
+  }
+
   // Post-order: every materialized value is computed before its readers.
   void plan(const ExprPtr& e) {
-    // A value a row stage can produce (fusable_producer) is planned with it.
-    if (auto r = row_reader_.find(e.get()); r != row_reader_.end() && !planned_.count(e.get()) &&
-        !planned_.count(r->second.get()) && fusable_producer(static_cast<const ir::Call&>(*r->second)))
-      return plan(r->second);
+    // A value a row stage produces is planned with that stage.
+    if (auto p = producer_of_.find(e.get()); p != producer_of_.end() && !planned_.count(e.get()) &&
+                                              !planned_.count(p->second.get()))
+      return plan(p->second);
     if (!planned_.insert(e.get()).second || inputs_.count(e.get())) return;
     if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return plan(g->tuple());
     auto* c = ir::expr_as<ir::Call>(e);
     if (!c) return;
     if (is_insert(*c->op())) return plan_insert(e, *c);
-    if (fusable_producer(*c)) plan_producer(c->args()[0]);
+    ExprPtr produced;
+    if (auto p = producer_for_.find(c); p != producer_for_.end() && !planned_.count(p->second.get())) {
+      produced = p->second;
+      plan_producer(produced);
+    }
     for (const ExprPtr& a : operands(*c)) plan(a);
     if (dynamic_cast<const ops::RoPE*>(c->op().get())) return emit_rope(e, *c);
     if (auto* k = dynamic_cast<const ops::TopK*>(c->op().get()))
@@ -580,50 +579,15 @@ class Generator {
       slot_of_[c] = s;
     }
     const ir::Op* op = c->op().get();
+    producing_ = produced;
     if (inline_view(*c)) emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
     else if (dynamic_cast<const ops::MatMul*>(op)) emit_matmul(s, *c);
-    else if (auto* n = dynamic_cast<const ops::RMSNorm*>(op)) emit_row(s, *c, "rmsnorm", n->eps);
-    else if (dynamic_cast<const ops::SoftMax*>(op)) emit_row(s, *c, "softmax", 0);
-    else if (auto* n = dynamic_cast<const ops::LayerNorm*>(op)) emit_row(s, *c, "layernorm", n->eps);
     else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, *r);
     else if (is_layout(*op)) emit_layout(s, *c);
     else if (is_data_op(*op)) emit_data_stage(s, *c);
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
   }
 
-
-  // A row op (RMSNorm, LayerNorm, SoftMax) whose input is an elementwise
-  // value that must also live in memory (an output, like residual+RMSNorm's
-  // sum, or a value read again later) and has the row op's shape: the row
-  // stage computes that value in its first pass and stores it, instead of a
-  // stage of its own writing it and the row stage reading it back from
-  // memory. One loop nest, one read of the operands.
-  static bool is_row_op(const ir::Op& op) {
-    return dynamic_cast<const ops::RMSNorm*>(&op) || dynamic_cast<const ops::LayerNorm*>(&op) ||
-           dynamic_cast<const ops::SoftMax*>(&op);
-  }
-
-  bool fusable_producer(const ir::Call& c) const {
-    if (!is_row_op(*c.op())) return false;
-    const ExprPtr& x = c.args()[0];
-    auto* xc = ir::expr_as<ir::Call>(x);
-    if (!xc || !xc->op() || !is_elementwise(*xc->op()) || inputs_.count(x.get()) || planned_.count(x.get()) ||
-        !materialized(*xc))
-      return false;
-    const ir::TensorType &xt = tensor_type(*x), &ct = tensor_type(c);
-    if (xt.dtype() != ct.dtype() || xt.rank() != ct.rank() || xt.rank() == 0 || !(xt.shape() == ct.shape()))
-      return false;
-    // The row op's text emitter cannot compute a fused reduction: such a
-    // producer is a stage of its own (a row stage) that the row op reads.
-    std::unordered_set<const Expr*> searched;
-    for (const ExprPtr& a : xc->args())
-      if (reaches_fused(a, searched)) return false;
-    // The weight / bias must not read x: their stages run before this one.
-    std::unordered_set<const Expr*> seen;
-    for (size_t i = 1; i < c.args().size(); ++i)
-      if (reads(c.args()[i], x.get(), seen)) return false;
-    return true;
-  }
 
   // Whether e's inlined tree (through elementwise ops) has a fused
   // reduction (seen: nodes already searched, so a shared DAG is walked once).
@@ -653,12 +617,12 @@ class Generator {
     return false;
   }
 
-  // Gives the producer its slot and plans what it reads; emit_row computes it.
+  // Gives the produced value its slot and plans what it reads; the row
+  // stage planned next computes it (choose_producers).
   void plan_producer(const ExprPtr& x) {
     planned_.insert(x.get());
     if (!slot_of_.count(x.get())) slot_of_[x.get()] = add_slot(Slot::kTemp, num_temps_, x);
     for (const ExprPtr& a : operands(static_cast<const ir::Call&>(*x))) plan(a);
-    produced_.insert(x.get());
   }
 
   // The result gets its slot first; a dst / cache computed here and read by
@@ -736,318 +700,6 @@ class Generator {
     o << "  }\n  }\n";
   }
 
-  // ---- expressions ----------------------------------------------------------
-
-  std::string leaf(size_t s, Stage& st) {
-    if (std::find(st.leaves.begin(), st.leaves.end(), s) == st.leaves.end()) {
-      st.leaves.push_back(s);
-      const ir::TensorType& t = *slots_[s].type;
-      if (t.rank() == 0 || (st.rank > 0 && is_static_one(t.shape().back()) &&
-                            !is_static_one(st.iter->shape().back())))
-        st.inner_zero.insert(s);
-    }
-    return "tf_widen(x" + std::to_string(s) + "[j * is" + std::to_string(s) + "])";
-  }
-
-  std::string expr(const ExprPtr& e, Stage& st, bool root_inline = false) {
-    if (!root_inline) {
-      if (auto it = slot_of_.find(e.get()); it != slot_of_.end()) return leaf(it->second, st);
-    }
-    if (auto* k = ir::expr_as<ir::Constant>(e)) {
-      DType d = k->dtype();
-      return ir::is_float(d) ? float_literal(k->value(), d) : int_literal(k->int_value(), d);
-    }
-    auto* c = ir::expr_as<ir::Call>(e);
-    TF_CHECK(c, "codegen: an unplanned non-call value");
-    std::vector<std::string> a;
-    for (const ExprPtr& x : c->args()) a.push_back(expr(x, st));
-    const ir::Op* op = c->op().get();
-    DType out = tensor_type(*c).dtype();
-    st.transcendentals += is_transcendental(*op);
-    std::string value = op_value(*c, op, out, a);
-    if (auto* g = dynamic_cast<const ops::Gelu*>(op); g && st.stage_calls && g->approximate == "tanh" && ctc(out) == "float")
-      value = staged(st, "tf_gelu_tanh_n", a[0]);
-    // An f16 result's rounding (tf_rf16, 11 vector operations per 16
-    // values) as F16C's round trip over the chunk (2).
-    if (st.stage_calls && out == DType::kF16) return staged(st, "tf_rf16_n", value);
-    return rnd(out, value);
-  }
-  static std::string staged(Stage& st, const std::string& fn, const std::string& arg) {
-    st.staged.push_back({fn, arg});
-    return "tb" + S(st.staged.size() - 1) + "[j - c0]";
-  }
-  // A stored value need not be rounded to its f16 type first: the store
-  // rounds (and rounding twice gives the same bits).
-  static std::string unstage_root(Stage& st, const std::string& value) {
-    if (st.staged.empty() || st.staged.back().fn != "tf_rf16_n" || value != "tb" + S(st.staged.size() - 1) + "[j - c0]")
-      return value;
-    std::string arg = st.staged.back().arg;
-    st.staged.pop_back();
-    return arg;
-  }
-
-  std::string op_value(const ir::Call& c, const ir::Op* op, DType out, const std::vector<std::string>& a) {
-    const std::string T = ctc(out);
-    if (dynamic_cast<const ops::Zeros*>(op)) return ir::is_float(out) ? float_literal(0.0, out) : int_literal(0, out);
-    if (auto* b = dynamic_cast<const ops::Binary*>(op)) return binary(b->kind, tensor_type(*c.args()[0]).dtype(), a);
-    if (auto* u = dynamic_cast<const ops::Unary*>(op)) return unary(u->kind, out, a[0]);
-    if (dynamic_cast<const ops::Cast*>(op)) return cast(tensor_type(*c.args()[0]).dtype(), out, a[0]);
-    if (dynamic_cast<const ops::Silu*>(op)) return "tf_silu<" + T + ">(" + a[0] + ")";
-    if (auto* g = dynamic_cast<const ops::Gelu*>(op))
-      return (g->approximate == "tanh" ? "tf_gelu_tanh<" : "tf_gelu_erf<") + T + ">(" + a[0] + ")";
-    // The nn activations, as core/eval/kernels/conv_norm.cc (the sigmoid
-    // through the compiled exp, tanh through libm: the exp form of tanh
-    // cancels near 0).
-    if (dynamic_cast<const ops::ReLU*>(op)) return "tf_relu<" + T + ">(" + a[0] + ")";
-    if (dynamic_cast<const ops::Sigmoid*>(op)) return "(" + T + "(1) / (" + T + "(1) + tf_exp(-(" + a[0] + "))))";
-    if (dynamic_cast<const ops::Tanh*>(op)) return "((" + T + ")std::tanh(" + a[0] + "))";
-    TF_CHECK(false, "codegen: op reached expr() without a check");
-  }
-
-  static std::string binary(BinaryKind k, DType in, const std::vector<std::string>& a) {
-    const std::string T = ctc(in), x = a[0], y = a[1];
-    const bool fl = ir::is_float(in);
-    switch (k) {
-      case BinaryKind::kAdd: return fl ? "((" + T + ")(" + x + " + " + y + "))" : "tf_wadd<" + T + ">(" + x + ", " + y + ")";
-      case BinaryKind::kSub: return fl ? "((" + T + ")(" + x + " - " + y + "))" : "tf_wsub<" + T + ">(" + x + ", " + y + ")";
-      case BinaryKind::kMul: return fl ? "((" + T + ")(" + x + " * " + y + "))" : "tf_wmul<" + T + ">(" + x + ", " + y + ")";
-      case BinaryKind::kDiv:
-        return fl ? "((" + T + ")(" + x + " / " + y + "))" : "tf_floordiv<" + T + ">(" + x + ", " + y + ", err)";
-      case BinaryKind::kMinimum: return "tf_min<" + T + ">(" + x + ", " + y + ")";
-      case BinaryKind::kMaximum: return "tf_max<" + T + ">(" + x + ", " + y + ")";
-      case BinaryKind::kEq: return "(" + x + " == " + y + ")";
-      case BinaryKind::kNe: return "(" + x + " != " + y + ")";
-      case BinaryKind::kLt: return "(" + x + " < " + y + ")";
-      case BinaryKind::kLe: return "(" + x + " <= " + y + ")";
-      case BinaryKind::kGt: return "(" + x + " > " + y + ")";
-      case BinaryKind::kGe: return "(" + x + " >= " + y + ")";
-      case BinaryKind::kLogicalAnd: return "((" + x + ") != 0 && (" + y + ") != 0)";
-      case BinaryKind::kLogicalOr: return "((" + x + ") != 0 || (" + y + ") != 0)";
-      case BinaryKind::kLogicalXor: return "(((" + x + ") != 0) != ((" + y + ") != 0))";
-    }
-    TF_CHECK(false, "codegen: unknown Binary kind");
-  }
-
-  static std::string unary(UnaryKind k, DType d, const std::string& x) {
-    const std::string T = ctc(d);
-    auto call = [&](const std::string& f) { return "((" + T + ")" + f + "(" + x + "))"; };
-    const bool fl = ir::is_float(d);
-    switch (k) {
-      case UnaryKind::kNeg: return call("tf_neg<" + T + ">");
-      case UnaryKind::kAbs: return call("tf_abs<" + T + ">");
-      case UnaryKind::kLogicalNot: return "((" + x + ") == 0)";
-      case UnaryKind::kRsqrt: return "((" + T + ")(" + T + "(1) / std::sqrt((" + T + ")(" + x + "))))";
-      case UnaryKind::kSqrt: return call("std::sqrt");
-      case UnaryKind::kExp: return call("tf_exp");
-      case UnaryKind::kLog: return call("std::log");
-      case UnaryKind::kExp2: return call("std::exp2");
-      case UnaryKind::kLog2: return call("std::log2");
-      case UnaryKind::kCeil: return fl ? call("std::ceil") : x;
-      case UnaryKind::kFloor: return fl ? call("std::floor") : x;
-      case UnaryKind::kRound: return fl ? call("std::nearbyint") : x;
-      case UnaryKind::kSquare: return call("tf_square<" + T + ">");
-      case UnaryKind::kRelu: return call("tf_relu<" + T + ">");
-      case UnaryKind::kSin: return call("std::sin");
-      case UnaryKind::kCos: return call("std::cos");
-    }
-    TF_CHECK(false, "codegen: unknown Unary kind");
-  }
-
-  static std::string cast(DType from, DType to, const std::string& x) {
-    const std::string D = ctc(to);
-    if (to == DType::kBool) return "((" + x + ") != 0)";
-    if (ir::is_int(to) && ir::is_float(from)) return "tf_f2i<" + D + ">(" + x + ")";
-    return "((" + D + ")(" + x + "))";
-  }
-
-  // ---- stages ---------------------------------------------------------------
-
-  // Declares bs<k>[] (broadcast strides of each leaf against the iteration
-  // shape of slot `it`, rank r) and the fast-path test.
-  void emit_leaf_strides(const Stage& st, size_t it, std::ostringstream& o) {
-    const size_t r = st.rank;
-    for (size_t k : st.leaves) {
-      const size_t rl = slots_[k].type->rank();
-      o << "  int64_t bs" << k << "[" << (r ? r : 1) << "] = {0};\n";
-      for (size_t a = 0; a < r; ++a) {
-        if (a + rl < r) continue;
-        size_t la = a + rl - r;
-        o << "  bs" << k << "[" << a << "] = sh" << k << "[" << la << "] == 1 ? 0 : st" << k << "[" << la
-          << "];\n";
-      }
-    }
-    o << "  const bool fast = true";
-    for (size_t k : st.leaves)
-      if (!st.inner_zero.count(k) && r > 0) o << " && (bs" << k << "[" << r - 1 << "] == 1 || sh" << it << "[" << r - 1 << "] == 1)";
-    o << ";\n";
-  }
-
-  // Offsets of every leaf for outer (row) index `row`.
-  void emit_offsets(const Stage& st, size_t it, const std::string& row, std::ostringstream& o) {
-    for (size_t k : st.leaves) o << "    int64_t off" << k << " = 0;\n";
-    if (st.rank >= 2) {
-      o << "    { int64_t rem = " << row << ";\n";
-      o << "      for (int a = " << st.rank - 2 << "; a >= 0; --a) { const int64_t i = rem % sh" << it
-        << "[a]; rem /= sh" << it << "[a];";
-      for (size_t k : st.leaves) o << " off" << k << " += i * bs" << k << "[a];";
-      o << " } }\n";
-    }
-    for (size_t k : st.leaves) {
-      std::string T = ctype(slots_[k].type->dtype());
-      o << "    const " << T << "* __restrict x" << k << " = static_cast<const " << T << "*>(B[" << k
-        << "]) + off" << k << ";\n";
-    }
-  }
-
-  // The same loop body twice: unit inner strides as constants (vectorizes)
-  // or the run-time strides.
-  void emit_two_paths(const Stage& st, std::ostringstream& o, const std::function<void()>& body) {
-    o << "    if (fast) {\n";
-    for (size_t k : st.leaves)
-      o << "      constexpr int64_t is" << k << " = " << (st.inner_zero.count(k) || st.rank == 0 ? 0 : 1) << ";\n";
-    body();
-    o << "    } else {\n";
-    for (size_t k : st.leaves)
-      o << "      const int64_t is" << k << " = " << (st.rank ? "bs" + S(k) + "[" + S(st.rank - 1) + "]" : "0") << ";\n";
-    body();
-    o << "    }\n";
-  }
-
-  static bool is_transcendental(const ir::Op& op) {
-    if (dynamic_cast<const ops::Silu*>(&op) || dynamic_cast<const ops::Gelu*>(&op) ||
-        dynamic_cast<const ops::Sigmoid*>(&op) || dynamic_cast<const ops::Tanh*>(&op))
-      return true;
-    auto* u = dynamic_cast<const ops::Unary*>(&op);
-    if (!u) return false;
-    switch (u->kind) {
-      case UnaryKind::kExp: case UnaryKind::kLog: case UnaryKind::kExp2: case UnaryKind::kLog2:
-      case UnaryKind::kSin: case UnaryKind::kCos: return true;
-      default: return false;
-    }
-  }
-
-  // Whether a stage may stream its output (tf_stream in the prelude): 4- and
-  // 8-byte values, and memory-bound work: fewer than one exp-like call per
-  // two tensors the stage moves. Staging an inline exp-like call's loop
-  // through L1 costs a compute-bound loop more than the saved line reads
-  // (measured on one core at 4096x4096 f32: silu(a) * b, 1 call per 3
-  // tensors, 5.9 -> 4.5 ms streamed; gelu and softmax, 1 per 2, 10% slower
-  // streamed); calls computed a chunk at a time (st.staged, SoftMax's
-  // tf_exp_sum_n) are in L1 buffers already and do not count (gelu and
-  // softmax at 4096x4096 f32, memory-bound on a loaded machine: 13.0 -> 12.3
-  // and 12.1 -> 11.8 ms streamed, rmsnorm 11.2). The stage then declares
-  // `nt`, true when the output is large enough to have left the cache
-  // before anyone reads it.
-  static bool can_stream(DType d, const Stage& st) {
-    const int tensors = static_cast<int>(st.leaves.size()) + 1;
-    const int inline_calls = st.transcendentals - static_cast<int>(st.staged.size());
-    return !is_half(d) && (ir::dtype_bits(d) == 32 || ir::dtype_bits(d) == 64) && 2 * inline_calls < tensors;
-  }
-  static void emit_stream_flag(std::ostringstream& o, const std::string& T) {
-    o << "  const bool nt = outer * inner * static_cast<int64_t>(sizeof(" << T << ")) >= kStreamMinBytes;\n";
-  }
-
-  // How a loop body reads leaf k along the row (leaf() writes it so).
-  static std::string leaf_read(size_t k) { return "x" + S(k) + "[j * is" + S(k) + "]"; }
-  static std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-    return s;
-  }
-  // The f16 leaves `text` reads along the row. Chunked loops widen them into
-  // xw<k> with tf_widen_n (F16C) and read those: GCC vectorizes the scalar
-  // conversion into ~13 operations per 16 values, against one.
-  std::vector<size_t> widened_leaves(const Stage& st, const std::string& text) const {
-    std::vector<size_t> wide;
-    for (size_t k : st.leaves)
-      if (slots_[k].type->dtype() == DType::kF16 && !st.inner_zero.count(k) &&
-          text.find(leaf_read(k)) != std::string::npos)
-        wide.push_back(k);
-    return wide;
-  }
-  // Per chunk starting at `c0`: declares and fills xw<k> for `wide`; returns
-  // a function that rewrites a loop body to read them.
-  std::function<std::string(const std::string&)> emit_widened(std::ostringstream& o, const std::vector<size_t>& wide,
-                                                              const std::string& c0, const std::string& c1) const {
-    for (size_t k : wide) {
-      o << "        alignas(64) float xw" << k << "[kChunk];\n";
-      o << "        tf_widen_n(xw" << k << ", x" << k << " + " << c0 << " * is" << k << ", is" << k << ", " << c1 << " - "
-        << c0 << ");\n";
-    }
-    return [wide, c0](const std::string& text) {
-      std::string t = text;
-      for (size_t k : wide) t = replace_all(t, leaf_read(k), "xw" + S(k) + "[j - " + c0 + "]");
-      return t;
-    };
-  }
-
-  // `value` without rnd()'s rounding to dt (f16 / bf16) around all of it: a
-  // store rounds to dt itself, and rounding twice gives the same bits.
-  static std::string unrounded(DType dt, const std::string& value) {
-    if (!is_half(dt)) return value;
-    const std::string round = rnd(dt, "");
-    const std::string head = round.substr(0, round.size() - 1);
-    if (value.compare(0, head.size(), head) != 0 || value.back() != ')') return value;
-    int depth = 0;
-    for (size_t i = head.size() - 1; i + 1 < value.size(); ++i) {
-      depth += value[i] == '(' ? 1 : value[i] == ')' ? -1 : 0;
-      if (depth == 0) return value;  // the head's parenthesis closes before the end
-    }
-    return value.substr(head.size(), value.size() - head.size() - 1);
-  }
-
-  // `for (j in [lo, hi)) { prefix y[j] = tf_narrow<T>(value); }` under
-  // `#pragma omp simd` (prefix: statements the value reads; value in the
-  // compute type of dt, the stored one). The loop runs in chunks of kChunk
-  // through L1 buffers when the stage needs any: f16 leaves widened by
-  // F16C, calls staged by expr() (st.staged, into tb<i>), a f16 / bf16
-  // output narrowed by tf_narrow_n; with `stream`, a stage that set `nt`
-  // computes its chunks into a buffer and streams them to y (tf_stream).
-  // (`rounded`: the value, possibly with rnd()'s rounding around it.)
-  void emit_store_loop(const Stage& st, std::ostringstream& o, DType dt, bool stream, const std::string& lo,
-                       const std::string& hi, const std::string& prefix, const std::string& rounded) const {
-    const std::string T = ctype(dt), C = ctc(dt), value = unrounded(dt, rounded);
-    std::string reads = prefix + value;
-    for (const Stage::Staged& c : st.staged) reads += c.arg;
-    const std::vector<size_t> wide = widened_leaves(st, reads);
-    const bool half = is_half(dt);
-    auto chunks = [&](bool nt) {
-      o << "      for (int64_t c0 = " << lo << "; c0 < " << hi << "; c0 += kChunk) {\n";
-      o << "        const int64_t c1 = c0 + kChunk < " << hi << " ? c0 + kChunk : " << hi << ";\n";
-      auto rw = emit_widened(o, wide, "c0", "c1");
-      for (size_t i = 0; i < st.staged.size(); ++i) {
-        o << "        alignas(64) float tb" << i << "[kChunk];\n";
-        o << "        #pragma omp simd\n";
-        o << "        for (int64_t j = c0; j < c1; ++j) tb" << i << "[j - c0] = " << rw(st.staged[i].arg) << ";\n";
-        o << "        " << st.staged[i].fn << "(tb" << i << ", c1 - c0);\n";
-      }
-      if (nt || half) {
-        o << "        alignas(64) " << C << " buf[kChunk];\n";
-        o << "        #pragma omp simd\n";
-        o << "        for (int64_t j = c0; j < c1; ++j) { " << rw(prefix) << "buf[j - c0] = " << rw(value) << "; }\n";
-        o << "        " << (nt ? "tf_stream(y + c0, buf, c1 - c0);" : "tf_narrow_n(y + c0, 1, buf, c1 - c0);") << "\n";
-      } else {
-        o << "        #pragma omp simd\n";
-        o << "        for (int64_t j = c0; j < c1; ++j) { " << rw(prefix) << "y[j] = tf_narrow<" << T << ">(" << rw(value)
-          << "); }\n";
-      }
-      o << "      }\n";
-      if (nt) o << "      tf_stream_fence();\n";
-    };
-    if (stream) {
-      o << "      if (nt) {\n";
-      chunks(true);
-      o << "      } else {\n";
-    }
-    if (half || !wide.empty() || !st.staged.empty()) {
-      chunks(false);
-    } else {
-      o << "      #pragma omp simd\n";
-      o << "      for (int64_t j = " << lo << "; j < " << hi << "; ++j) { " << prefix << "y[j] = tf_narrow<" << T << ">("
-        << value << "); }\n";
-    }
-    if (stream) o << "      }\n";
-  }
-
   // Lowered through TIR (lower_loop_nest.h), printed by the CPU printer.
   void emit_elementwise(size_t s, const ExprPtr& e, const std::string& what, bool root_inline = false) {
     StageEnv env{[this](const Expr* x) -> long {
@@ -1062,14 +714,18 @@ class Generator {
                  },
                  [this](const ir::Call& c, size_t b) -> tir::ExprPtr {
                    const auto& sl = static_cast<const ops::Slice&>(*c.op());
+                   if (unchecked_.count(&c) && sl.begin.at(b).is_static()) return tir::i64(sl.begin[b].value());
                    std::ostringstream key;
                    key << "slice " << &c << " " << b;
                    return runtime_scalar(key.str(), RuntimeScalar{RuntimeScalar::kSliceBegin, sl.begin.at(b), sl.end.at(b),
                                                                   sl.strides.at(b), tensor_type(*c.args()[0]).shape()[b],
                                                                   tensor_type(c).shape()[b], b, ""});
-                 }};
+                 },
+                 [this](const ir::Call& c) { return !unchecked_.count(&c); },
+                 nullptr};
     bool fails = false;
     tir::StmtPtr precheck;
+    env.produced = std::exchange(producing_, nullptr);
     tir::StmtPtr stage = lower_stage(env, s, e, what, root_inline, &fails, &precheck);
     stage = tir::split_parallel_threshold(tir::hoist_loop_invariants(stage));
     may_fail_ = may_fail_ || fails;
@@ -1130,213 +786,6 @@ class Generator {
     cpu::CppPrinter p;
     for (const auto& [v, name] : entry_names_) p.predeclare(v, name);
     return p;
-  }
-
-  // A produced input a row operation computes in its first pass (see
-  // emit_row): `value`, stored to `slot` there.
-  struct Keep {
-    size_t slot = SIZE_MAX;
-    std::string value;
-  };
-
-  // `for (j in [0, inner)) { body }` under `#pragma omp simd <clauses>`
-  // (body may read xv, the kept value), cut in chunks of kChunk (1 KiB of
-  // f32); with `prefetch`, each chunk first prefetches the matching part of
-  // the next row of every leaf read along the row (fast path only: is<k> ==
-  // 1). A row operation's later passes work from cache, so this overlaps
-  // the next row's memory reads with their arithmetic. Chunks also carry
-  // f16 leaves widened by F16C and a f16 / bf16 kept value narrowed by
-  // tf_narrow_n. `after` runs once per chunk, after its loop. `chunk` cuts
-  // a reduction in chunks without prefetching: each chunk's reduction is a
-  // chain of its own that the out-of-order core overlaps with the next
-  // (one chain held SoftMax's max to a vector per 4 cycles; chunked, the
-  // whole kernel took 8% less at 512x4096 f32).
-  void emit_pass(const Stage& st, std::ostringstream& o, const std::string& clauses, const Keep& keep,
-                 const std::string& body, bool prefetch = true, const std::string& after = "",
-                 bool chunk = false) const {
-    const std::vector<size_t> wide = widened_leaves(st, keep.value + body);
-    const bool keeping = keep.slot != SIZE_MAX;
-    const DType kd = keeping ? slots_[keep.slot].type->dtype() : DType::kF32;
-    const std::string k = S(keep.slot), KT = ctype(kd);
-    const bool half_keep = keeping && is_half(kd);
-    const std::string pragma = "#pragma omp simd" + (clauses.empty() ? "" : " " + clauses);
-    auto keep_text = [&](const std::function<std::string(const std::string&)>& rw) -> std::string {
-      if (!keeping) return "";
-      return "const " + ctc(kd) + " xv = " + rw(keep.value) + "; " +
-             (half_keep ? "kb[j - j0] = xv; "
-                        : "const_cast<" + KT + "*>(x" + k + ")[j * is" + k + "] = tf_narrow<" + KT + ">(xv); ");
-    };
-    if (!prefetch && !chunk && wide.empty() && !half_keep) {
-      o << "      " << pragma << "\n";
-      o << "      for (int64_t j = 0; j < inner; ++j) { " << keep_text([](const std::string& t) { return t; }) << body
-        << " }\n";
-      return;
-    }
-    o << "      for (int64_t j0 = 0; j0 < inner; j0 += kChunk) {\n";
-    o << "        const int64_t j1 = j0 + kChunk < inner ? j0 + kChunk : inner;\n";
-    if (prefetch && st.rank >= 2) {
-      for (size_t l : st.leaves) {
-        // A leaf broadcast along the rows (a weight) reads the same row again.
-        if (st.inner_zero.count(l) || slots_[l].type->rank() < st.rank) continue;
-        const std::string T = ctype(slots_[l].type->dtype()), next = "bs" + S(l) + "[" + S(st.rank - 2) + "]";
-        o << "        if (is" << l << " == 1 && " << next << " != 0) for (int64_t pj = j0; pj < j1; pj += 64 / sizeof(" << T
-          << ")) __builtin_prefetch(x" << l << " + " << next << " + pj, 0, 3);\n";
-      }
-    }
-    auto rw = emit_widened(o, wide, "j0", "j1");
-    if (half_keep) o << "        alignas(64) float kb[kChunk];\n";
-    o << "        " << pragma << "\n";
-    o << "        for (int64_t j = j0; j < j1; ++j) { " << keep_text(rw) << rw(body) << " }\n";
-    if (half_keep)
-      o << "        tf_narrow_n(const_cast<" << KT << "*>(x" << k << ") + j0 * is" << k << ", is" << k << ", kb, j1 - j0);\n";
-    if (!after.empty()) o << "        " << after << "\n";
-    o << "      }\n";
-  }
-
-  // A row operation over the last axis: one task per row, the row's input
-  // expression re-evaluated per pass (it stays in cache between passes).
-  void emit_row(size_t s, const ir::Call& c, const std::string& kind, double eps) {
-    Stage st;
-    st.iter = slots_[s].type.get();
-    st.rank = st.iter->rank();
-    const std::string x = expr(c.args()[0], st);
-    const std::string w = kind != "softmax" ? expr(c.args()[1], st) : "";
-    const std::string bias = kind == "layernorm" ? expr(c.args()[2], st) : "";
-    const DType dt = st.iter->dtype();
-    // T stores, C computes (float for f16 / bf16); rounding points as core/eval.
-    const std::string T = ctype(dt), C = ctc(dt);
-    // The first pass reads the input as x1. For a produced input
-    // (fusable_producer) that is its value computed from its own operands
-    // (keep.value), stored to its slot there; later passes read it back
-    // through x, from cache.
-    std::string x1 = x, xv = x;
-    Keep keep;
-    if (produced_.count(c.args()[0].get())) {
-      keep.slot = slot_of_.at(c.args()[0].get());
-      keep.value = xv = expr(c.args()[0], st, /*root_inline=*/true);
-      x1 = "xv";
-    }
-    const size_t r = st.rank;
-    std::ostringstream& o = stages_;
-    o << "  { // stage: " << kind << " -> slot " << s << "\n";
-    o << "  int64_t outer = 1;\n";
-    for (size_t a = 0; a + 1 < r; ++a) o << "  outer *= sh" << s << "[" << a << "];\n";
-    o << "  const int64_t inner = sh" << s << "[" << r - 1 << "];\n";
-    o << "  if (outer * inner > 0) {\n";
-    emit_leaf_strides(st, s, o);
-    // SoftMax's own exp runs a chunk at a time (emit_softmax) but for f64.
-    const bool stream = can_stream(dt, st) && !(kind == "softmax" && dt == DType::kF64);
-    if (stream) emit_stream_flag(o, T);
-    o << "  #pragma omp parallel for schedule(static) if (outer * inner >= 32768)\n";
-    o << "  for (int64_t row = 0; row < outer; ++row) {\n";
-    emit_offsets(st, s, "row", o);
-    o << "    " << T << "* __restrict y = static_cast<" << T << "*>(B[" << s << "]) + row * inner;\n";
-    emit_two_paths(st, o, [&] {
-      if (kind == "rmsnorm") {
-        // HF LlamaRMSNorm order, as core/eval: squares round to T, the sum
-        // accumulates in double, h * r rounds to T before the weight product.
-        o << "      double acc = 0;\n";
-        emit_pass(st, o, "reduction(+:acc)", keep,
-                  "const " + C + " h = " + x1 + "; acc += static_cast<double>(static_cast<" + C + ">(h * h));");
-        o << "      const " << C << " var = static_cast<" << C << ">(acc) / static_cast<" << C << ">(inner);\n";
-        o << "      const " << C << " rr = " << C << "(1) / std::sqrt(var + static_cast<" << C << ">("
-          << float_literal(eps, DType::kF64) << "));\n";
-        // An f16 h * r rounds a chunk at a time (see expr()).
-        Stage last = st;
-        const std::string hr = "static_cast<" + C + ">((" + x + ") * rr)";
-        const std::string n = dt == DType::kF16 ? staged(last, "tf_rf16_n", hr) : rnd(dt, hr);
-        emit_store_loop(last, o, dt, stream, "0", "inner", "const " + C + " n = " + n + "; ",
-                        "static_cast<" + C + ">((" + w + ") * n)");
-      } else if (kind == "layernorm" && dt == DType::kF64) {
-        // core/eval's order: mean, then the biased variance, both in double.
-        o << "      double mean = 0, var = 0;\n";
-        emit_pass(st, o, "reduction(+:mean)", keep, "mean += " + x1 + ";", /*prefetch=*/false);
-        o << "      mean /= static_cast<double>(inner);\n";
-        emit_pass(st, o, "reduction(+:var)", {}, "const double d = " + x + " - mean; var += d * d;");
-        o << "      var /= static_cast<double>(inner);\n";
-        o << "      const double rstd = 1.0 / std::sqrt(var + " << float_literal(eps, DType::kF64) << ");\n";
-        emit_store_loop(st, o, dt, stream, "0", "inner", "", "(" + x + " - mean) * rstd * (" + w + ") + (" + bias + ")");
-      } else if (kind == "layernorm") {
-        // f32 / f16 / bf16: one pass for the moments, in double, of the
-        // row shifted by its first element (the shifted-data variance:
-        // E[d^2] - E[d]^2 with d = x - x[0] does not cancel the way
-        // E[x^2] - E[x]^2 does when the row's spread is tiny against its
-        // mean). The normalization runs in C, a few float ulps from
-        // core/eval's two-pass double computation rounded once.
-        o << "      double k0; { const int64_t j = 0; k0 = static_cast<double>(" << xv << "); }\n";
-        o << "      double mean = 0, sq = 0;\n";
-        emit_pass(st, o, "reduction(+:mean, sq)", keep,
-                  "const double v = static_cast<double>(" + x1 + ") - k0; mean += v; sq += v * v;");
-        o << "      mean /= static_cast<double>(inner);\n";
-        o << "      double var = sq / static_cast<double>(inner) - mean * mean;\n";
-        o << "      var = var > 0 ? var : 0;\n";
-        o << "      mean += k0;\n";
-        // The mean as an unevaluated sum mc + ml of two C values: x - mc is
-        // exact where x is near the mean (Sterbenz), so (x - mc) - ml keeps
-        // the digits a rounded mean would lose when the spread is tiny.
-        o << "      const " << C << " mc = static_cast<" << C << ">(mean), ml = static_cast<" << C
-          << ">(mean - static_cast<double>(mc)), rc = static_cast<" << C << ">(1.0 / std::sqrt(var + "
-          << float_literal(eps, DType::kF64) << "));\n";
-        emit_store_loop(st, o, dt, stream, "0", "inner", "",
-                        "((static_cast<" + C + ">(" + x + ") - mc) - ml) * rc * static_cast<" + C + ">(" + w +
-                            ") + static_cast<" + C + ">(" + bias + ")");
-      } else {
-        emit_softmax(st, o, dt, stream, x, x1, keep);
-      }
-    });
-    o << "  }\n  }\n  }\n";
-  }
-
-  // SoftMax over one row: the max; the exponentials and their sum; the
-  // scaled store. In float (f32, f16, bf16) the exponentials are computed a
-  // chunk (kChunk) at a time by tf_exp_sum_n, in place in a float row the
-  // loop fills (each chunk's line reads, and the prefetches of the next
-  // row, overlap the previous chunk's arithmetic: filling the whole row
-  // first, then computing, took 1.45 against 0.93 ms at 512x4096 and 16.5
-  // against 11.9 ms at 4096x4096 on a memory-bound machine):
-  // - f16 / bf16 rows, and f32 rows streamed to y (nt), up to kRowScratch
-  //   long use a row in L1 / L2 (sb): the store pass reads sb, so y is
-  //   written once (streamed, or narrowed a chunk at a time) and a f16 /
-  //   bf16 row computes each exp once;
-  // - other f32 rows use y itself and scale it in place.
-  // Longer f16 / bf16 rows compute the exponentials twice (they stay in
-  // float until the division, as core/eval keeps them in a float buffer);
-  // f64 keeps the scalar loop. A product by 1 / sum replaces the per-element
-  // division (within an ulp of it; the division was ~5% of the f32 kernel,
-  // more of a f16 / bf16 one).
-  void emit_softmax(const Stage& st, std::ostringstream& o, DType dt, bool stream, const std::string& x,
-                    const std::string& x1, const Keep& keep) const {
-    const std::string C = ctc(dt), diff = "static_cast<" + C + ">((" + x + ") - m)";
-    const bool half = is_half(dt), scratch = half || (C == "float" && stream);
-    o << "      " << C << " m = -std::numeric_limits<" << C << ">::infinity();\n";
-    emit_pass(st, o, "reduction(max:m)", keep, "const " + C + " v = " + x1 + "; m = v > m ? v : m;", /*prefetch=*/false,
-              "", /*chunk=*/true);
-    o << "      " << C << " sum = 0;\n";
-    if (C == "double") {
-      emit_pass(st, o, "reduction(+:sum)", {}, "const double ev = tf_exp(" + diff + "); y[j] = ev; sum += ev;");
-      o << "      const double inv = 1.0 / sum;\n";
-      emit_store_loop(st, o, dt, false, "0", "inner", "", "y[j] * inv");
-      return;
-    }
-    if (scratch) {
-      o << "      if (" << (half ? "" : "nt && ") << "inner <= kRowScratch) {\n";
-      o << "      alignas(64) float sb[kRowScratch];\n";
-      emit_pass(st, o, "", {}, "sb[j] = " + x + ";", true, "sum += tf_exp_sum_n(sb + j0, j1 - j0, m);");
-      o << "      const float inv = 1.0f / sum;\n";
-      emit_store_loop(st, o, dt, stream, "0", "inner", "", "sb[j] * inv");
-      o << "      } else {\n";
-    }
-    if (!half) {
-      emit_pass(st, o, "", {}, "y[j] = " + x + ";", true, "sum += tf_exp_sum_n(y + j0, j1 - j0, m);");
-      o << "      const float inv = 1.0f / sum;\n";
-      emit_store_loop(st, o, dt, false, "0", "inner", "", "y[j] * inv");
-    } else {
-      o << "      #pragma omp simd reduction(+:sum)\n";
-      o << "      for (int64_t j = 0; j < inner; ++j) sum += tf_exp(" << diff << ");\n";
-      o << "      const float inv = 1.0f / sum;\n";
-      emit_store_loop(st, o, dt, false, "0", "inner", "", "tf_exp(" + diff + ") * inv");
-    }
-    if (scratch) o << "      }\n";
   }
 
   // The buffer of projection #i of multi-output call e: its output slot,
@@ -1638,6 +1087,10 @@ class Generator {
   const std::vector<ExprPtr>& seg_inputs_;
   const std::vector<ExprPtr>& seg_outputs_;
   const std::unordered_set<const Expr*>& copied_;
+  const Unchecked& unchecked_;  // nodes of decompositions whose run-time checks do not apply
+  std::unordered_map<const Expr*, ExprPtr> producer_of_;   // a produced value -> the stage's root
+  std::unordered_map<const Expr*, ExprPtr> producer_for_;  // a stage's root -> the value it produces
+  ExprPtr producing_;  // the value the stage being emitted produces
   std::unordered_set<const Expr*> inputs_;  // nodes given in input slots
   std::vector<Slot> slots_;
   size_t num_temps_ = 0;
@@ -1647,8 +1100,6 @@ class Generator {
   std::unordered_set<const Expr*> force_;
   std::map<std::pair<const Expr*, int64_t>, const Expr*> projections_;  // (call, index) -> its TupleGetItem
   std::unordered_set<const Expr*> planned_;
-  std::unordered_set<const Expr*> produced_;  // elementwise values computed inside a row stage
-  std::unordered_map<const Expr*, ExprPtr> row_reader_;  // a value -> a row op reading it as its input
   std::ostringstream prechecks_;  // run before any allocation or stage; may return an error code
   std::ostringstream stages_;
   std::ostringstream tir_;  // the TIR of the stages lowered through it
@@ -1672,13 +1123,19 @@ Program generate(const ir::Function& fn) {
   return generate_segment(inputs, {split_tuple_calls(inline_calls(fn.body()))});
 }
 
-Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs) {
+Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given) {
+  // Built-in ops with a decomposition become their composition (decompose.h).
+  Unchecked unchecked;
+  std::unordered_set<const Expr*> stop;
+  for (const ExprPtr& i : inputs) stop.insert(i.get());
+  std::vector<ExprPtr> outputs;
+  for (const ExprPtr& o : given) outputs.push_back(decompose(o, stop, &unchecked));
   // Each view a stage refuses is copied instead, and the kernel generated
   // again (a handful of views at most; each is refused once).
   std::unordered_set<const Expr*> copied;
   for (;;) {
     try {
-      return Generator(inputs, outputs, copied).run();
+      return Generator(inputs, outputs, copied, unchecked).run();
     } catch (const ViewRefused& r) {
       TF_CHECK(copied.insert(r.node).second, "codegen: a view refused after it was copied");
     }

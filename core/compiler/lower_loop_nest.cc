@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/compiler/emit_util.h"
 #include "core/compiler/scalar_lowering.h"
@@ -81,6 +82,7 @@ struct Leaf {
   bool inner_zero;  // broadcast along the row (same element for every j)
   IndexMap map;
   std::string key;
+  VarPtr value;  // inner_zero: the row's one element, loaded once per row
 };
 
 // A Concat read along the row: the row's loop runs once per piece, each
@@ -170,6 +172,7 @@ class Stage {
       store_transcendentals_ = 0;
       value = root(expr(e, root_inline));
     }
+    if (!reduces_.empty() && env_.produced) produce();
     if (may_fail_) *may_fail = true;
     return reduces_.empty() ? elementwise_skeleton(what, value) : row_skeleton(what, value);
   }
@@ -192,10 +195,18 @@ class Stage {
       const bool inner_zero = !moves && (t.rank() == 0 || !is_static_one(iter_.shape().back()));
       const std::string n = std::to_string(k);
       leaves_.push_back(Leaf{k, Var::make("x" + n, Type::pointer(t.dtype())), Var::make("is" + n, kIndex), inner_zero,
-                             map_, key});
+                             map_, key, inner_zero && !is_produced(k) ? Var::make("v" + n, Type::scalar(t.dtype())) : nullptr});
       it = leaves_.end() - 1;
     }
+    // An element constant along the row is loaded once per row (row_body).
+    if (it->value) return cast(compute_dtype(it->row->dtype()), it->value);
     return cast(compute_dtype(it->row->dtype()), load(it->row, mul(j_, it->stride)));
+  }
+
+  // The produced value's slot is written by the first pass: nothing reads
+  // it before (an element constant along the row is loaded where read).
+  bool is_produced(size_t k) const {
+    return env_.produced && env_.slot_of(env_.produced.get()) == static_cast<long>(k);
   }
 
   // ---- index maps ---------------------------------------------------------------
@@ -371,6 +382,7 @@ class Stage {
   ExprPtr expr(const ir::ExprPtr& e, bool root_inline = false) {
     if (!root_inline) {
       const long k = env_.slot_of(e.get());
+      if (k >= 0 && inline_produced_ && e == env_.produced) return expr(e, /*root_inline=*/true);
       if (k >= 0) return leaf(static_cast<size_t>(k));
     }
     if (auto* k = ir::expr_as<ir::Constant>(e)) return constant(*k);
@@ -391,8 +403,25 @@ class Stage {
     // values) as F16C's round trip over the chunk (2).
     if (a.out == DType::kF16 && staging_) return stage("tf_rf16_n", v);
     v = round_to(a.out, v);
-    if (!staging_ && lowering_reduce_ >= 0) reduce_values_.emplace(c, std::make_pair(v, lowering_reduce_));
+    if (!staging_ && lowering_reduce_ >= 0 && reduce_values_.emplace(c, std::make_pair(v, lowering_reduce_)).second)
+      recorded_.push_back(c);
     return v;
+  }
+
+  // The produced value (StageEnv::produced) as the first pass computes it,
+  // and the leaf it is stored through and read back by.
+  void produce() {
+    const size_t k = static_cast<size_t>(env_.slot_of(env_.produced.get()));
+    const bool staging = staging_;
+    staging_ = false;  // a reduction pass has no chunk buffers
+    IndexMap saved = std::exchange(map_, IndexMap::identity(rank()));
+    produced_value_ = expr(env_.produced, /*root_inline=*/true);
+    leaf(k);
+    const std::string key = std::to_string(k) + ":" + map_.key();
+    produced_leaf_ = static_cast<size_t>(
+        std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.key == key; }) - leaves_.begin());
+    map_ = std::move(saved);
+    staging_ = staging;
   }
 
   // ---- values cached in the output row -----------------------------------------
@@ -450,8 +479,21 @@ class Stage {
     staging_ = false;
     depth_ = 0;
     lowering_reduce_ = static_cast<int>(reduces_.size());  // this reduction's index, once pushed
-    // The operand has the stage's shape (the fusion decision's rule).
+    // The operand has the stage's shape (the fusion decision's rule). The
+    // produced value is computed inline by the first pass (which stores
+    // it); a later pass reads it back.
+    const size_t mark = recorded_.size();
+    const bool inline_produced = inline_produced_;
+    inline_produced_ = true;
     ExprPtr element = with_map(IndexMap::identity(rank()), c.args()[0]);
+    if (env_.produced && depth_ > 0) {
+      for (size_t i = mark; i < recorded_.size(); ++i)
+        if (reduce_values_.at(recorded_[i]).second == lowering_reduce_) reduce_values_.erase(recorded_[i]);
+      inline_produced_ = false;
+      depth_ = 0;
+      element = with_map(IndexMap::identity(rank()), c.args()[0]);
+    }
+    inline_produced_ = inline_produced;
     const int my_depth = depth_ + 1;
     staging_ = staging;
     depth_ = depth;
@@ -658,6 +700,10 @@ class Stage {
       for (size_t li = 0; li < leaves_.size(); ++li) off[li] = add(off[li], mul(i, bs[li][a]));
       rem = div(rem, shape(s_, a));
     }
+    // A row has at least one element (wrap()), so the one element of a leaf
+    // constant along it can be loaded before any pass.
+    for (size_t li = leaves_.size(); li-- > 0;)
+      if (leaves_[li].value) out = LetStmt::make(leaves_[li].value, load(leaves_[li].row, i64(0)), out);
     for (size_t li = leaves_.size(); li-- > 0;)
       out = LetStmt::make(leaves_[li].row, address(env_.slot(leaves_[li].slot).data, off[li]), out, true);
     for (auto it = row_lets.rbegin(); it != row_lets.rend(); ++it) out = LetStmt::make(it->first, it->second, out);
@@ -772,6 +818,10 @@ class Stage {
       const auto& [value, reduce] = reduce_values_.at(c);
       if (reduces_[reduce].depth == depth) updates.push_back(Store::make(y_, j_, value));
     }
+    if (depth == 1 && produced_leaf_ != SIZE_MAX) {
+      const Leaf& l = leaves_[produced_leaf_];
+      updates.push_back(Store::make(l.row, mul(j_, l.stride), cast(l.row->dtype(), produced_value_)));
+    }
     for (const RowReduce& r : reduces_) {
       if (r.depth != depth) continue;
       if (r.nans) {
@@ -842,7 +892,8 @@ class Stage {
   StmtPtr precheck() {
     bool mean = false;
     for (const RowReduce& r : reduces_)
-      mean = mean || static_cast<const ops::Reduce&>(*r.call->op()).kind == ops::ReduceKind::kMean;
+      mean = mean || (static_cast<const ops::Reduce&>(*r.call->op()).kind == ops::ReduceKind::kMean &&
+                      env_.checked(*r.call));
     if (!mean) return nullptr;
     const size_t r = rank();
     VarPtr rows = Var::make("rows", kIndex), len = Var::make("len", kIndex);
@@ -873,6 +924,10 @@ class Stage {
   std::unordered_map<const ir::Call*, std::pair<ExprPtr, int>> reduce_values_;
   std::unordered_set<const ir::Call*> cached_;  // read back from the output row
   std::vector<const ir::Call*> cached_order_;   // the same, in the order found (printed order)
+  std::vector<const ir::Call*> recorded_;       // reduce_values_'s keys, in the order added
+  bool inline_produced_ = false;  // lowering a reduction's element: the produced value inline
+  ExprPtr produced_value_;
+  size_t produced_leaf_ = SIZE_MAX;
 };
 
 }  // namespace

@@ -69,6 +69,14 @@ struct StageEnv {
   // The normalized begin of Slice call c's axis `axis` (a run-time scalar,
   // which also checks the window against c's typed extent).
   std::function<tir::ExprPtr(const ir::Call& c, size_t axis)> slice_begin;
+  // Whether a mean's empty-row error applies (not to a decomposition's:
+  // decompose.h).
+  std::function<bool(const ir::Call&)> checked;
+  // A materialized value of the stage's shape (with a slot) that a row
+  // stage computes in its first pass and stores, instead of a stage of its
+  // own writing it and this one reading it back (residual + RMSNorm's sum);
+  // later passes and the store read it back from cache. Null when none.
+  ir::ExprPtr produced;
 };
 
 // Slice, Transpose, Reshape and Concat: read in place by fused stages.

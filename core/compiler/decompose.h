@@ -1,0 +1,41 @@
+// Decompositions: built-in ops the native compiler lowers as the
+// composition of elementary ops that computes them, with the built-in's
+// rounding points written as casts. RMSNorm, LayerNorm and SoftMax over the
+// last axis become reductions read back along their rows, elementwise ops
+// and views, so a built-in and a user's composition of the same math go
+// through one code path (lower_loop_nest.h) and run at one speed.
+//
+// The ops keep their place everywhere else (typing, sharding rules, the
+// evaluator): a decomposition is the compiler's part of an op's
+// definition, registered per op name like a scalar lowering.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "core/ir/expr.h"
+
+namespace tf::compiler {
+
+// Nodes a decomposition built whose run-time checks are not the built-in's
+// behaviour: a mean over an empty row (RMSNorm of a zero-length row is an
+// empty result, not an error) and a slice window (LayerNorm's shift, the
+// row's first element) are not checked.
+using Unchecked = std::unordered_set<const ir::Expr*>;
+
+// The composition computing call c (its operands already decomposed);
+// adds the nodes it builds that must not be checked to *unchecked. Returns
+// null when it does not apply (the op is then compiled as it is).
+using Decomposition = std::function<ir::ExprPtr(const ir::Call& c, Unchecked* unchecked)>;
+
+// Null when the op has none.
+const Decomposition* find_decomposition(std::string_view op_name);
+void register_decomposition(std::string op_name, Decomposition d);
+
+// `body` with every call that has a decomposition replaced by it, up to the
+// nodes of `stop` (values given to a segment: kept as they are).
+ir::ExprPtr decompose(const ir::ExprPtr& body, const std::unordered_set<const ir::Expr*>& stop, Unchecked* unchecked);
+
+}  // namespace tf::compiler
