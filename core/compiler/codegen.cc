@@ -88,8 +88,8 @@ class Generator {
   // `copied`: views a fused stage could not read in place (ViewRefused),
   // computed as copies instead.
   Generator(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
-            const std::unordered_set<const Expr*>& copied, const Unchecked& unchecked)
-      : seg_inputs_(inputs), seg_outputs_(outputs), copied_(copied), unchecked_(unchecked) {}
+            const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes)
+      : seg_inputs_(inputs), seg_outputs_(outputs), copied_(copied), notes_(notes) {}
 
   Program run() {
     for (size_t i = 0; i < seg_inputs_.size(); ++i) add_input(i, seg_inputs_[i]);
@@ -714,20 +714,20 @@ class Generator {
                  },
                  [this](const ir::Call& c, size_t b) -> tir::ExprPtr {
                    const auto& sl = static_cast<const ops::Slice&>(*c.op());
-                   if (unchecked_.count(&c) && sl.begin.at(b).is_static()) return tir::i64(sl.begin[b].value());
+                   if (notes_.unchecked.count(&c) && sl.begin.at(b).is_static()) return tir::i64(sl.begin[b].value());
                    std::ostringstream key;
                    key << "slice " << &c << " " << b;
                    return runtime_scalar(key.str(), RuntimeScalar{RuntimeScalar::kSliceBegin, sl.begin.at(b), sl.end.at(b),
                                                                   sl.strides.at(b), tensor_type(*c.args()[0]).shape()[b],
                                                                   tensor_type(c).shape()[b], b, ""});
                  },
-                 [this](const ir::Call& c) { return !unchecked_.count(&c); },
-                 nullptr};
+                 [this](const ir::Call& c) { return !notes_.unchecked.count(&c); },
+                 [this](const ir::Call& c) { return notes_.compute_type_sums.count(&c) > 0; }, nullptr};
     bool fails = false;
     tir::StmtPtr precheck;
     env.produced = std::exchange(producing_, nullptr);
     tir::StmtPtr stage = lower_stage(env, s, e, what, root_inline, &fails, &precheck);
-    stage = tir::split_parallel_threshold(tir::hoist_loop_invariants(stage));
+    stage = tir::split_parallel_threshold(tir::bind_common_calls(tir::hoist_loop_invariants(stage)));
     may_fail_ = may_fail_ || fails;
     std::vector<tir::VarPtr> entry;
     for (const auto& [v, name] : entry_names_) entry.push_back(v);
@@ -1087,7 +1087,7 @@ class Generator {
   const std::vector<ExprPtr>& seg_inputs_;
   const std::vector<ExprPtr>& seg_outputs_;
   const std::unordered_set<const Expr*>& copied_;
-  const Unchecked& unchecked_;  // nodes of decompositions whose run-time checks do not apply
+  const DecompositionNotes& notes_;  // what the decompositions said of the nodes they built
   std::unordered_map<const Expr*, ExprPtr> producer_of_;   // a produced value -> the stage's root
   std::unordered_map<const Expr*, ExprPtr> producer_for_;  // a stage's root -> the value it produces
   ExprPtr producing_;  // the value the stage being emitted produces
@@ -1125,17 +1125,17 @@ Program generate(const ir::Function& fn) {
 
 Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given) {
   // Built-in ops with a decomposition become their composition (decompose.h).
-  Unchecked unchecked;
+  DecompositionNotes notes;
   std::unordered_set<const Expr*> stop;
   for (const ExprPtr& i : inputs) stop.insert(i.get());
   std::vector<ExprPtr> outputs;
-  for (const ExprPtr& o : given) outputs.push_back(decompose(o, stop, &unchecked));
+  for (const ExprPtr& o : given) outputs.push_back(decompose(o, stop, &notes));
   // Each view a stage refuses is copied instead, and the kernel generated
   // again (a handful of views at most; each is refused once).
   std::unordered_set<const Expr*> copied;
   for (;;) {
     try {
-      return Generator(inputs, outputs, copied, unchecked).run();
+      return Generator(inputs, outputs, copied, notes).run();
     } catch (const ViewRefused& r) {
       TF_CHECK(copied.insert(r.node).second, "codegen: a view refused after it was copied");
     }

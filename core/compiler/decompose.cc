@@ -47,12 +47,12 @@ bool last_axis_float(const ir::Call& c, int64_t axis = -1) {
 // HF LlamaRMSNorm, as the evaluator computes it: in the compute type C, the
 // squares' sum in double (a mean rounds it to C before dividing), h * r
 // rounded to the storage type before the weight's product.
-ExprPtr rms_norm(const ir::Call& c, Unchecked* unchecked) {
+ExprPtr rms_norm(const ir::Call& c, DecompositionNotes* notes) {
   if (!last_axis_float(c)) return nullptr;
   const DType t = tensor_type(c).dtype(), ct = compute(t);
   const ExprPtr h = cast(c.args()[0], ct);
   const ExprPtr ms = row_reduce(ops::ReduceKind::kMean, mul(h, h));
-  unchecked->insert(ms.get());  // a zero-length row is an empty result
+  notes->unchecked.insert(ms.get());  // a zero-length row is an empty result
   const ExprPtr r = unary(ops::UnaryKind::kRsqrt, add(ms, constant(static_cast<const ops::RMSNorm&>(*c.op()).eps, ct)));
   return mul(cast(mul(h, r), t), c.args()[1]);
 }
@@ -64,14 +64,14 @@ ExprPtr rms_norm(const ir::Call& c, Unchecked* unchecked) {
 // values (x - mc is exact near the mean, so (x - mc) - ml keeps the digits
 // a rounded mean would lose). A few ulps from the evaluator's two-pass
 // double computation, rounded once. f64 computes as the evaluator.
-ExprPtr layer_norm(const ir::Call& c, Unchecked* unchecked) {
+ExprPtr layer_norm(const ir::Call& c, DecompositionNotes* notes) {
   if (!last_axis_float(c)) return nullptr;
   const DType t = tensor_type(c).dtype(), ct = compute(t);
   const double eps = static_cast<const ops::LayerNorm&>(*c.op()).eps;
   const ExprPtr &x = c.args()[0], &w = c.args()[1], &b = c.args()[2];
   auto mean = [&](const ExprPtr& v) {
     ExprPtr m = row_reduce(ops::ReduceKind::kMean, v);
-    unchecked->insert(m.get());
+    notes->unchecked.insert(m.get());
     return m;
   };
   if (t == DType::kF64) {
@@ -82,7 +82,7 @@ ExprPtr layer_norm(const ir::Call& c, Unchecked* unchecked) {
   ir::Shape end = shape;
   end.back() = 1;
   const ExprPtr first = make<ops::Slice>({x}, ir::Shape(shape.size(), 0), end, std::vector<int64_t>(shape.size(), 1));
-  unchecked->insert(first.get());
+  notes->unchecked.insert(first.get());
   const ExprPtr k0 = cast(first, DType::kF64);
   const ExprPtr v = sub(cast(x, DType::kF64), k0);
   const ExprPtr s1 = mean(v), s2 = mean(mul(v, v));
@@ -94,15 +94,17 @@ ExprPtr layer_norm(const ir::Call& c, Unchecked* unchecked) {
   return cast(y, t);
 }
 
-// exp(x - max) over the row, times 1 / their sum (the sum in double for
-// f32, float for f16 / bf16, as a Reduce sums; within an ulp of the
-// evaluator's division by a float sum).
-ExprPtr softmax(const ir::Call& c, Unchecked*) {
+// exp(x - max) over the row, times 1 / their sum; the sum in float, as the
+// evaluator's (and torch's) SoftMax, vectorized; the product by 1 / sum is
+// within an ulp of the evaluator's division.
+ExprPtr softmax(const ir::Call& c, DecompositionNotes* notes) {
   if (!last_axis_float(c, static_cast<const ops::SoftMax&>(*c.op()).axis)) return nullptr;
   const DType t = tensor_type(c).dtype(), ct = compute(t);
   const ExprPtr h = cast(c.args()[0], ct);
   const ExprPtr e = unary(ops::UnaryKind::kExp, sub(h, row_reduce(ops::ReduceKind::kMax, h)));
-  return cast(mul(e, div(constant(1, ct), row_reduce(ops::ReduceKind::kSum, e))), t);
+  const ExprPtr sum = row_reduce(ops::ReduceKind::kSum, e);
+  notes->compute_type_sums.insert(sum.get());
+  return cast(mul(e, div(constant(1, ct), sum)), t);
 }
 
 ops::OpPartTable<Decomposition>& table() {
@@ -118,7 +120,7 @@ ops::OpPartTable<Decomposition>& table() {
 
 class Decomposer final : public ir::ExprMutator {
  public:
-  Decomposer(const std::unordered_set<const ir::Expr*>& stop, Unchecked* unchecked) : stop_(stop), unchecked_(unchecked) {}
+  Decomposer(const std::unordered_set<const ir::Expr*>& stop, DecompositionNotes* notes) : stop_(stop), notes_(notes) {}
 
  protected:
   ir::ExprPtr mutate_tuple_get_item(const ir::ExprPtr& t) override {
@@ -131,12 +133,12 @@ class Decomposer final : public ir::ExprMutator {
     if (!call || !call->op()) return rebuilt;
     const Decomposition* d = find_decomposition(call->op()->name());
     if (!d) return rebuilt;
-    ir::ExprPtr out = (*d)(*call, unchecked_);
+    ir::ExprPtr out = (*d)(*call, notes_);
     return out ? out : rebuilt;
   }
  private:
   const std::unordered_set<const ir::Expr*>& stop_;
-  Unchecked* unchecked_;
+  DecompositionNotes* notes_;
 };
 
 }  // namespace
@@ -145,8 +147,8 @@ const Decomposition* find_decomposition(std::string_view op_name) { return table
 
 void register_decomposition(std::string op_name, Decomposition d) { table().add(std::move(op_name), std::move(d)); }
 
-ir::ExprPtr decompose(const ir::ExprPtr& body, const std::unordered_set<const ir::Expr*>& stop, Unchecked* unchecked) {
-  return Decomposer(stop, unchecked).mutate(body);
+ir::ExprPtr decompose(const ir::ExprPtr& body, const std::unordered_set<const ir::Expr*>& stop, DecompositionNotes* notes) {
+  return Decomposer(stop, notes).mutate(body);
 }
 
 }  // namespace tf::compiler

@@ -19,16 +19,22 @@
 
 namespace tf::compiler {
 
-// Nodes a decomposition built whose run-time checks are not the built-in's
-// behaviour: a mean over an empty row (RMSNorm of a zero-length row is an
-// empty result, not an error) and a slice window (LayerNorm's shift, the
-// row's first element) are not checked.
-using Unchecked = std::unordered_set<const ir::Expr*>;
+// What a decomposition says about the nodes it builds, where the built-in's
+// behaviour differs from the elementary op's.
+struct DecompositionNotes {
+  // Run-time checks that are not the built-in's: a mean over an empty row
+  // (RMSNorm of a zero-length row is an empty result, not an error) and a
+  // slice window (LayerNorm's shift, the row's first element).
+  std::unordered_set<const ir::Expr*> unchecked;
+  // Sums that accumulate in their compute type, as the built-in (SoftMax's
+  // sum of exponentials in float, as torch's CPU kernel), not in double.
+  std::unordered_set<const ir::Expr*> compute_type_sums;
+};
 
-// The composition computing call c (its operands already decomposed);
-// adds the nodes it builds that must not be checked to *unchecked. Returns
-// null when it does not apply (the op is then compiled as it is).
-using Decomposition = std::function<ir::ExprPtr(const ir::Call& c, Unchecked* unchecked)>;
+// The composition computing call c (its operands already decomposed),
+// noting what it must about the nodes it builds. Returns null when it does
+// not apply (the op is then compiled as it is).
+using Decomposition = std::function<ir::ExprPtr(const ir::Call& c, DecompositionNotes* notes)>;
 
 // Null when the op has none.
 const Decomposition* find_decomposition(std::string_view op_name);
@@ -36,6 +42,7 @@ void register_decomposition(std::string op_name, Decomposition d);
 
 // `body` with every call that has a decomposition replaced by it, up to the
 // nodes of `stop` (values given to a segment: kept as they are).
-ir::ExprPtr decompose(const ir::ExprPtr& body, const std::unordered_set<const ir::Expr*>& stop, Unchecked* unchecked);
+ir::ExprPtr decompose(const ir::ExprPtr& body, const std::unordered_set<const ir::Expr*>& stop,
+                      DecompositionNotes* notes);
 
 }  // namespace tf::compiler

@@ -167,7 +167,10 @@ class Stage {
       if (!reduces_.empty()) refuse(*concats_.front().call, "a concat in a stage with row reductions");
       lower_pieces(e, root_inline);
     } else if (choose_cached(e, root_inline)) {
-      // Lower the stored value again, reading the cached values from y.
+      // Lower the stored value again, reading the cached values back. A
+      // half-precision row caches them in a float scratch row, when the row
+      // fits: the value as first lowered is kept for longer rows.
+      if (scratch_) plain_ = Plain{value, staged_};
       staged_.clear();
       store_transcendentals_ = 0;
       value = root(expr(e, root_inline));
@@ -389,7 +392,7 @@ class Stage {
     auto* c = ir::expr_as<ir::Call>(e);
     TF_CHECK(c && c->op(), "lowering: an unplanned non-call value");
     if (env_.fused_reduce && env_.fused_reduce(*c)) return row_scalar(*c);
-    if (staging_ && cached_.count(c)) return load(y_, j_);  // stored by the last reduction pass
+    if (staging_ && cached_.count(c)) return load(cache(), j_);  // stored by the last reduction pass
     if (is_view(*c->op())) return view(*c);
     const ScalarLowering* l = find_scalar_lowering(c->op()->name());
     TF_CHECK(l, "lowering: op " + std::string(c->op()->name()) + " has no scalar form");
@@ -447,10 +450,13 @@ class Stage {
   }
 
   // Marks the outermost nodes of the stored value's tree that the last
-  // reduction pass computed; returns whether there are any.
+  // reduction pass computed; returns whether there are any. They are kept
+  // in the output row when it holds their dtype exactly (f32, f64), in a
+  // float scratch row (scratch_) for an f16 / bf16 output.
   bool choose_cached(const ir::ExprPtr& e, bool root_inline) {
-    const DType dt = iter_.dtype();
+    const DType out = iter_.dtype(), dt = compute_dtype(out);
     if (reduces_.empty() || !(dt == DType::kF32 || dt == DType::kF64)) return false;
+
     int last = 0;
     for (const RowReduce& r : reduces_) last = std::max(last, r.depth);
     std::function<void(const ir::ExprPtr&, bool)> walk = [&](const ir::ExprPtr& x, bool top) {
@@ -466,6 +472,7 @@ class Stage {
       for (const ir::ExprPtr& a : c->args()) walk(a, false);
     };
     walk(e, root_inline);
+    if (!cached_.empty() && is_half(out)) scratch_ = Var::make("sb", Type::pointer(DType::kF32));
     return !cached_.empty();
   }
 
@@ -501,8 +508,9 @@ class Stage {
     const auto& op = static_cast<const ops::Reduce&>(*c.op());
     const DType d = tensor_type(c).dtype(), cd = compute_dtype(d);
     const bool is_max = op.kind == ops::ReduceKind::kMax || op.kind == ops::ReduceKind::kAbsMax;
-    // f16 / bf16 sums accumulate in float, others in double (the evaluator's).
-    const DType acc_t = is_max ? cd : (is_half(d) ? DType::kF32 : DType::kF64);
+    // f16 / bf16 sums accumulate in float, others in double (the evaluator's),
+    // but where a decomposition says its built-in sums in the compute type.
+    const DType acc_t = is_max || env_.compute_type_sum(c) ? cd : (is_half(d) ? DType::kF32 : DType::kF64);
     const std::string n = std::to_string(reduces_.size());
     // The NaN count has the width of the elements, so both reductions fill
     // the same vector lanes.
@@ -811,12 +819,12 @@ class Stage {
   // the evaluator's: float partial sums per chunk drifted past the
   // differential tests' tolerance on chains of centred sums); a max is a vectorized max beside a count of NaN elements (a NaN
   // anywhere makes the result NaN, as the evaluator's).
-  StmtPtr reduce_pass(int depth, const std::vector<std::vector<VarPtr>>& bs) {
+  StmtPtr reduce_pass(int depth, const std::vector<std::vector<VarPtr>>& bs, bool caching) {
     std::vector<StmtPtr> updates;
     std::vector<Reduction> reductions;
     for (const ir::Call* c : cached_order_) {
       const auto& [value, reduce] = reduce_values_.at(c);
-      if (reduces_[reduce].depth == depth) updates.push_back(Store::make(y_, j_, value));
+      if (reduces_[reduce].depth == depth && caching) updates.push_back(Store::make(cache(), j_, value));
     }
     if (depth == 1 && produced_leaf_ != SIZE_MAX) {
       const Leaf& l = leaves_[produced_leaf_];
@@ -859,23 +867,41 @@ class Stage {
     return imm(r.acc->dtype(), -std::numeric_limits<double>::infinity());
   }
 
-  StmtPtr row_skeleton(const std::string& what, const ExprPtr& value) {
-    const SlotVars& out = env_.slot(s_);
-    const Frame f = frame();
-    VarPtr row = Var::make("row", kIndex), y = y_;
+  // The passes over one row and its store (value: the stored value;
+  // caching: the last pass stores the cached values for it).
+  StmtPtr row_passes(const ExprPtr& value, bool caching, const Frame& f) {
     int depth = 0;
     for (const RowReduce& r : reduces_) depth = std::max(depth, r.depth);
     // Innermost first: the store, under every result it reads.
-    StmtPtr body = store_loop(y, i64(0), inner_, value, f.nt);
+    StmtPtr body = store_loop(y_, i64(0), inner_, value, f.nt);
     for (int d = depth; d >= 1; --d) {
       for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it)
         if (it->depth == d) body = LetStmt::make(it->value, finish(*it), body);
-      body = Seq::make({reduce_pass(d, f.bs), body});
+      body = Seq::make({reduce_pass(d, f.bs, caching), body});
       for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it) {
         if (it->depth != d) continue;
         if (it->nans) body = LetStmt::make(it->nans, imm(it->nans->dtype(), 0), body);
         body = LetStmt::make(it->acc, initial(*it), body);
       }
+    }
+    return body;
+  }
+
+  // Where cached values are kept: the output row, or the scratch row.
+  const VarPtr& cache() const { return scratch_ ? scratch_ : y_; }
+
+  StmtPtr row_skeleton(const std::string& what, const ExprPtr& value) {
+    const SlotVars& out = env_.slot(s_);
+    const Frame f = frame();
+    VarPtr row = Var::make("row", kIndex), y = y_;
+    StmtPtr body = row_passes(value, !cached_.empty(), f);
+    if (scratch_) {
+      // A row of up to kRowScratch floats (32 KiB) stays in L1 / L2.
+      const std::vector<Staged> staged = std::exchange(staged_, plain_.staged);
+      StmtPtr longer = row_passes(plain_.value, false, f);
+      staged_ = staged;
+      body = IfThenElse::make(le(inner_, i64(kRowScratch)),
+                              Allocate::make(scratch_, i64(kRowScratch), MemoryScope::kLocal, body), longer);
     }
     body = row_body(body, f.fast, row, f.bs, f.base);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
@@ -922,7 +948,12 @@ class Stage {
   int lowering_reduce_ = -1;  // the reduction whose operand is being lowered
   // Values lowered inside a reduction's operand: node -> (value, reduction).
   std::unordered_map<const ir::Call*, std::pair<ExprPtr, int>> reduce_values_;
-  std::unordered_set<const ir::Call*> cached_;  // read back from the output row
+  std::unordered_set<const ir::Call*> cached_;  // read back from the output row (or scratch_)
+  VarPtr scratch_;  // f16 / bf16 rows: the float row cached values are kept in
+  struct Plain {
+    ExprPtr value;
+    std::vector<Staged> staged;
+  } plain_;  // with scratch_: the stored value lowered without cached values
   std::vector<const ir::Call*> cached_order_;   // the same, in the order found (printed order)
   std::vector<const ir::Call*> recorded_;       // reduce_values_'s keys, in the order added
   bool inline_produced_ = false;  // lowering a reduction's element: the produced value inline

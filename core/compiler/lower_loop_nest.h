@@ -72,6 +72,9 @@ struct StageEnv {
   // Whether a mean's empty-row error applies (not to a decomposition's:
   // decompose.h).
   std::function<bool(const ir::Call&)> checked;
+  // Whether a sum accumulates in its compute type rather than in double
+  // (a decomposition's: decompose.h).
+  std::function<bool(const ir::Call&)> compute_type_sum;
   // A materialized value of the stage's shape (with a slot) that a row
   // stage computes in its first pass and stores, instead of a stage of its
   // own writing it and this one reading it back (residual + RMSNorm's sum);
@@ -96,6 +99,8 @@ constexpr int64_t kBlock = 16384;
 constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
 constexpr int64_t kElementwiseParallelMin = 65536;
 constexpr int64_t kRowParallelMin = 32768;
+// Floats in a half-precision row stage's scratch row (32 KiB).
+constexpr int64_t kRowScratch = 8192;
 
 // Whether a Reduce can be a row reduction of a stage of rank `rank` (its
 // shape): over the last axis only, keepdim, a float operand.

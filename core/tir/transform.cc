@@ -1,5 +1,7 @@
 #include "core/tir/transform.h"
 
+#include <map>
+#include <string>
 #include <unordered_set>
 
 #include "core/tir/functor.h"
@@ -152,9 +154,103 @@ class InvariantHoister final : public Mutator {
   }
 };
 
+// Whether e reads none of `varying` and loads through none of `stored`.
+bool fixed(const ExprPtr& e, const std::unordered_set<const Var*>& varying, const std::unordered_set<const Var*>& stored) {
+  struct Reader final : Visitor {
+    const std::unordered_set<const Var*>* varying;
+    const std::unordered_set<const Var*>* stored;
+    bool ok = true;
+    void visit_Var(const Var& v) override { ok = ok && !varying->count(&v); }
+    void visit_Load(const Load& n) override {
+      ok = ok && !stored->count(n.base().get());
+      Visitor::visit_Load(n);
+    }
+  } r;
+  r.varying = &varying;
+  r.stored = &stored;
+  r.visit(e);
+  return r.ok;
+}
+
+// The buffers a statement stores to.
+struct StoreBases final : Visitor {
+  std::unordered_set<const Var*> vars;
+  void visit_Store(const Store& n) override {
+    vars.insert(n.base().get());
+    Visitor::visit_Store(n);
+  }
+};
+
+// The pure calls of one loop body (not of loops nested in it) whose
+// operands are fixed within an iteration, by printed form.
+class CallCounter final : public Mutator {
+ public:
+  CallCounter(const std::unordered_set<const Var*>& varying, const std::unordered_set<const Var*>& stored)
+      : varying_(varying), stored_(stored) {}
+  std::map<std::string, std::pair<ExprPtr, int>> calls;
+
+ protected:
+  ExprPtr mutate_Call(const Call& n, const ExprPtr& self) override {
+    if (n.effect() == Call::kPure && fixed(self, varying_, stored_)) {
+      auto& c = calls[to_string(self)];
+      c.first = self;
+      ++c.second;
+    }
+    return Mutator::mutate_Call(n, self);
+  }
+  StmtPtr mutate_For(const For&, const StmtPtr& self) override { return self; }
+
+ private:
+  const std::unordered_set<const Var*>& varying_;
+  const std::unordered_set<const Var*>& stored_;
+};
+
+// Replaces the calls spelled `key` by v (outside nested loops).
+class CallReplacer final : public Mutator {
+ public:
+  CallReplacer(std::string key, VarPtr v) : key_(std::move(key)), v_(std::move(v)) {}
+
+ protected:
+  ExprPtr mutate_Call(const Call& n, const ExprPtr& self) override {
+    return to_string(self) == key_ ? ExprPtr(v_) : Mutator::mutate_Call(n, self);
+  }
+  StmtPtr mutate_For(const For&, const StmtPtr& self) override { return self; }
+
+ private:
+  std::string key_;
+  VarPtr v_;
+};
+
+class CommonCallBinder final : public Mutator {
+ protected:
+  StmtPtr mutate_For(const For& n, const StmtPtr& self) override {
+    StmtPtr body = mutate(n.body());
+    if (n.for_kind() == ForKind::kVectorized) {
+      // The outermost repeated call first (its operands' calls go with it).
+      for (int bound = 0;; ++bound) {
+        Binders b;
+        b.visit(body);
+        StoreBases st;
+        st.visit(body);
+        CallCounter counter(b.vars, st.vars);
+        counter.mutate(body);
+        const std::pair<const std::string, std::pair<ExprPtr, int>>* best = nullptr;
+        for (const auto& c : counter.calls)
+          if (c.second.second > 1 && (!best || c.first.size() > best->first.size())) best = &c;
+        if (!best) break;
+        VarPtr v = Var::make("e" + std::to_string(bound), best->second.first->type());
+        body = LetStmt::make(v, best->second.first, CallReplacer(best->first, v).mutate(body));
+      }
+    }
+    return body == n.body() ? self : For::make(n.var(), n.min(), n.extent(), n.for_kind(), body, n.reductions(), n.min_work());
+  }
+};
+
 }  // namespace
 
 StmtPtr hoist_loop_invariants(const StmtPtr& s) { return InvariantHoister().mutate(s); }
+
+StmtPtr bind_common_calls(const StmtPtr& s) { return CommonCallBinder().mutate(s); }
 
 StmtPtr substitute(const StmtPtr& s, const VarMap& values) { return Substituter(values).mutate(s); }
 ExprPtr substitute(const ExprPtr& e, const VarMap& values) { return Substituter(values).mutate(e); }

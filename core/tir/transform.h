@@ -36,4 +36,13 @@ StmtPtr split_parallel_threshold(const StmtPtr& s);
 // the loop from vectorizing.
 StmtPtr hoist_loop_invariants(const StmtPtr& s);
 
+// A pure call computed more than once in one iteration of a vectorized For
+// (the exp a softmax pass both stores and sums) is computed once: a
+// LetStmt at the top of the body binds it. Only calls whose operands do
+// not change within the iteration: no variable the body binds or assigns,
+// no load through a buffer the body stores to. Rationale: GCC does not
+// merge two inlined copies of a call that moves bits through memcpy (the
+// float exp), and the second copy doubled softmax's sum pass.
+StmtPtr bind_common_calls(const StmtPtr& s);
+
 }  // namespace tf::tir

@@ -134,9 +134,12 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   EXPECT_EQ(count(rms, "vectorized reduce(+: acc0)"), 4) << rms;
   EXPECT_EQ(count(sm, "vectorized reduce(max: acc0) reduce(+: nans0)"), 4) << sm;
   EXPECT_EQ(count(sm, "vectorized reduce(+: acc1)"), 4) << sm;
-  // softmax's exp(x - max) is computed once: the sum's pass stores it into
-  // the output row and the store pass divides it there.
-  EXPECT_EQ(count(sm, "y[j] = tf_exp("), 4) << sm;
+  // softmax's exp(x - max) is computed once: the sum's pass binds it,
+  // stores it into the output row and sums it, and the store pass divides
+  // it there.
+  EXPECT_EQ(count(sm, ": f32 = tf_exp("), 4) << sm;
+  EXPECT_EQ(count(sm, "y[j] = e0"), 4) << sm;
+  EXPECT_EQ(count(sm, "tf_exp("), 4) << sm;
   EXPECT_EQ(count(sm, "y[j] = (y[j] / r1)"), 4) << sm;
 }
 

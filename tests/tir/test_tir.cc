@@ -197,5 +197,30 @@ TEST(Tir, LoopInvariantCallsAreHoistedOutOfVectorizedLoops) {
   EXPECT_EQ(hoist_loop_invariants(out).get(), out.get());
 }
 
+TEST(Tir, ACallRepeatedInOneIterationIsComputedOnce) {
+  // y[j] = exp(x[j]); acc += exp(x[j]) -> one exp per iteration. exp(y[j])
+  // (y is stored in the body) and exp(acc) (assigned in it) stay where they are.
+  VarPtr x = Var::make("x", Type::pointer(DType::kF32)), y = Var::make("y", Type::pointer(DType::kF32));
+  VarPtr n = Var::make("n", kI64), j = Var::make("j", kI64), acc = Var::make("acc", kF32, true);
+  auto exp_of = [](ExprPtr v) { return call(kF32, "tf_exp", {std::move(v)}); };
+  StmtPtr loop = For::make(j, i64(0), n, ForKind::kVectorized,
+                           Seq::make({Store::make(y, j, exp_of(load(x, j))),
+                                      Assign::make(acc, add(acc, exp_of(load(x, j)))),
+                                      Assign::make(acc, add(acc, exp_of(load(y, j)))),
+                                      Assign::make(acc, add(acc, exp_of(load(y, j)))),
+                                      Assign::make(acc, add(acc, exp_of(acc))),
+                                      Assign::make(acc, add(acc, exp_of(acc)))}),
+                           {Reduction{acc, BinaryOp::kAdd}});
+  StmtPtr out = bind_common_calls(LetStmt::make(acc, imm(DType::kF32, 0), loop));
+  const std::string text = to_string(out);
+  EXPECT_NE(text.find("let e0: f32 = tf_exp(x[j])\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("y[j] = e0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc = (acc + e0)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("let e1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tf_exp(x[j])", text.find("tf_exp(x[j])") + 1), std::string::npos) << text;
+  EXPECT_NO_THROW(verify(Function{"f", {x, y, n}, out}));
+  EXPECT_EQ(bind_common_calls(out).get(), out.get());
+}
+
 }  // namespace
 }  // namespace tf::tir
