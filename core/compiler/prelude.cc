@@ -141,9 +141,6 @@ static void tf_copy_nd(T* y, const int64_t* sy, const T* x, const int64_t* sx, c
 // OpenMP barrier that ends the stage.
 constexpr int64_t kChunk = 256;
 constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
-// The longest row SoftMax keeps its float exponentials of in a stack buffer
-// (32 KiB: L1 / L2) rather than in its output.
-constexpr int64_t kRowScratch = 8192;
 template <typename T>
 static inline void tf_stream(T* __restrict dst, const T* __restrict src, int64_t n) {
   int64_t i = 0;
@@ -198,31 +195,45 @@ static inline __m512 tf_clamp16(__m512 x, float lo, float hi) {
 static inline __mmask16 tf_tail_mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
 #endif
 
-// SoftMax's exponentials: v[i] = tf_exp(v[i] - m) for i < n, in place;
-// returns their sum (in lanes, two accumulators, then across).
-static inline float tf_exp_sum_n(float* __restrict v, int64_t n, float m) {
+// v[i] = tf_exp(v[i]) for i < n, in place: the exponentials a row stage's
+// reduction pass computes a chunk at a time (softmax's sum of exp(x - max)).
+static inline void tf_exp_n(float* __restrict v, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i), -87.33654f, 88.7228391f));
+    const __m512 b = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i + 16), -87.33654f, 88.7228391f));
+    _mm512_storeu_ps(v + i, a);
+    _mm512_storeu_ps(v + i + 16, b);
+  }
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(v + i, tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i), -87.33654f, 88.7228391f)));
+#endif
+  #pragma omp simd
+  for (int64_t j = i; j < n; ++j) v[j] = tf_exp(v[j]);
+}
+// tf_exp_n, returning the sum of the exponentials (in lanes, two
+// accumulators, then across): softmax's sum pass in one sweep of the chunk.
+static inline float tf_exp_sum_n(float* __restrict v, int64_t n) {
   int64_t i = 0;
   float sum = 0;
 #if defined(__AVX512F__)
-  const __m512 mv = _mm512_set1_ps(m);
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
   for (; i + 32 <= n; i += 32) {
-    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_sub_ps(_mm512_loadu_ps(v + i), mv), -87.33654f, 88.7228391f));
-    const __m512 b = tf_exp16_core(tf_clamp16(_mm512_sub_ps(_mm512_loadu_ps(v + i + 16), mv), -87.33654f, 88.7228391f));
+    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i), -87.33654f, 88.7228391f));
+    const __m512 b = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i + 16), -87.33654f, 88.7228391f));
     _mm512_storeu_ps(v + i, a);
     _mm512_storeu_ps(v + i + 16, b);
     s0 = _mm512_add_ps(s0, a);
     s1 = _mm512_add_ps(s1, b);
   }
-  for (; i + 16 <= n; i += 16) {
-    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_sub_ps(_mm512_loadu_ps(v + i), mv), -87.33654f, 88.7228391f));
-    _mm512_storeu_ps(v + i, a);
-    s0 = _mm512_add_ps(s0, a);
-  }
   sum = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
 #endif
   #pragma omp simd reduction(+:sum)
-  for (int64_t j = i; j < n; ++j) { v[j] = tf_exp(v[j] - m); sum += v[j]; }
+  for (int64_t j = i; j < n; ++j) {
+    v[j] = tf_exp(v[j]);
+    sum += v[j];
+  }
   return sum;
 }
 

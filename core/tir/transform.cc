@@ -154,8 +154,10 @@ class InvariantHoister final : public Mutator {
   }
 };
 
-// Whether e reads none of `varying` and loads through none of `stored`.
-bool fixed(const ExprPtr& e, const std::unordered_set<const Var*>& varying, const std::unordered_set<const Var*>& stored) {
+}  // namespace
+
+bool independent_of(const ExprPtr& e, const std::unordered_set<const Var*>& varying,
+                    const std::unordered_set<const Var*>& stored) {
   struct Reader final : Visitor {
     const std::unordered_set<const Var*>* varying;
     const std::unordered_set<const Var*>* stored;
@@ -171,6 +173,8 @@ bool fixed(const ExprPtr& e, const std::unordered_set<const Var*>& varying, cons
   r.visit(e);
   return r.ok;
 }
+
+namespace {
 
 // The buffers a statement stores to.
 struct StoreBases final : Visitor {
@@ -191,7 +195,7 @@ class CallCounter final : public Mutator {
 
  protected:
   ExprPtr mutate_Call(const Call& n, const ExprPtr& self) override {
-    if (n.effect() == Call::kPure && fixed(self, varying_, stored_)) {
+    if (n.effect() == Call::kPure && independent_of(self, varying_, stored_)) {
       auto& c = calls[to_string(self)];
       c.first = self;
       ++c.second;

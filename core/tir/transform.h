@@ -2,6 +2,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/tir/stmt.h"
@@ -44,5 +45,11 @@ StmtPtr hoist_loop_invariants(const StmtPtr& s);
 // merge two inlined copies of a call that moves bits through memcpy (the
 // float exp), and the second copy doubled softmax's sum pass.
 StmtPtr bind_common_calls(const StmtPtr& s);
+
+// Whether e reads none of `vars` and loads through none of `stored`: its
+// value does not change where those are the variables assigned and the
+// buffers written.
+bool independent_of(const ExprPtr& e, const std::unordered_set<const Var*>& vars,
+                    const std::unordered_set<const Var*>& stored);
 
 }  // namespace tf::tir

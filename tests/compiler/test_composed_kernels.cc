@@ -61,6 +61,10 @@ def empty_rows(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return x - mean(x, axes=-1)
 
 @func
+def softmax_builtin(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return softmax(x, axis=-1)
+
+@func
 def rms_builtin(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
     return rms_norm(x, w, eps=1e-6)
 
@@ -134,12 +138,18 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   EXPECT_EQ(count(rms, "vectorized reduce(+: acc0)"), 4) << rms;
   EXPECT_EQ(count(sm, "vectorized reduce(max: acc0) reduce(+: nans0)"), 4) << sm;
   EXPECT_EQ(count(sm, "vectorized reduce(+: acc1)"), 4) << sm;
-  // softmax's exp(x - max) is computed once: the sum's pass binds it,
-  // stores it into the output row and sums it, and the store pass divides
-  // it there.
-  EXPECT_EQ(count(sm, ": f32 = tf_exp("), 4) << sm;
-  EXPECT_EQ(count(sm, "y[j] = e0"), 4) << sm;
-  EXPECT_EQ(count(sm, "tf_exp("), 4) << sm;
+  // softmax's exp(x - max) is computed once, a chunk at a time by the
+  // prelude's routine, in the output row: the sum's pass fills the row with
+  // x - max, exponentiates it there and sums it (in double, as a Reduce
+  // sums: the composition's sum is not the built-in's float sum), and the
+  // store pass divides it there.
+  EXPECT_EQ(count(sm, "y[j] = (x0[j] - r0)"), 2) << sm;
+  EXPECT_EQ(count(sm, "@tf_exp_n(&y[c0], "), 4) << sm;
+  EXPECT_EQ(count(sm, "acc1 = (acc1 + f64(y[j]))"), 4) << sm;
+  EXPECT_EQ(count(sm, "tf_exp("), 0) << sm;
+  // The built-in's float sum is the routine's own.
+  const std::string builtin = tir("softmax_builtin");
+  EXPECT_EQ(count(builtin, "acc1 = (acc1 + tf_exp_sum_n(&y[c0], "), 4) << builtin;
   EXPECT_EQ(count(sm, "y[j] = (y[j] / r1)"), 4) << sm;
 }
 
