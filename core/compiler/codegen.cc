@@ -12,8 +12,8 @@
 #include "core/compiler/emit_util.h"
 #include "core/compiler/inline.h"
 #include "core/compiler/lower_loop_nest.h"
-#include "core/compiler/lower_stages.h"
 #include "core/compiler/scalar_lowering.h"
+#include "core/compiler/stage_lowering.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
@@ -398,35 +398,22 @@ class Generator {
     }
   }
 
-  void emit_data_stage(size_t s, const ir::Call& c) {
-    const ir::Op* op = c.op().get();
-    std::vector<size_t> in;
-    for (const ExprPtr& a : operands(c))
-      if (a->kind() != ir::ExprKind::kConstant) in.push_back(slot_of_.at(a.get()));
-    const EntryVars e = entry_vars();
-    if (auto* g = dynamic_cast<const ops::Gather*>(op)) {
-      emit_lowered(lower_gather(e, s, in[0], in[1], *g));
-    } else if (auto* k = dynamic_cast<const ops::Concat*>(op)) {
-      emit_lowered(lower_concat(e, s, in, *k));
-    } else if (auto* k = dynamic_cast<const ops::Stack*>(op)) {
-      emit_lowered(lower_stack(e, s, in, *k));
-    } else if (dynamic_cast<const ops::Reshard*>(op)) {
-      emit_lowered(lower_copy(e, s, in[0], "reshard"));
-    } else if (dynamic_cast<const ops::ShapeOf*>(op)) {
-      emit_lowered(lower_shape_of(e, s, in[0]));
-    } else if (dynamic_cast<const ops::Rank*>(op)) {
-      emit_lowered(lower_rank(e, s, in[0]));
-    } else if (auto* x = dynamic_cast<const ops::ShapeExtract*>(op)) {
-      emit_lowered(lower_shape_extract(e, s, in[0], *x));
-    } else if (dynamic_cast<const ops::ShapeCompose*>(op)) {
-      std::vector<tir::ExprPtr> dims;
-      for (const ExprPtr& a : operands(c)) dims.push_back(int_operand(a));
-      emit_lowered(lower_shape_compose(e, s, dims));
-    } else if (auto* cv = dynamic_cast<const ops::Conv2D*>(op)) {
-      emit_lowered(lower_conv2d(e, s, in[0], in[1], in.size() > 2 ? std::optional<size_t>(in[2]) : std::nullopt, *cv));
-    } else {
-      TF_CHECK(false, "codegen: a data op without a lowering");
-    }
+  // A stage lowered by the part its op registered (stage_lowering.h) into
+  // `results`: the call's slot, or one per projection of a tuple value.
+  void emit_stage(const StageLowering& l, const ir::Call& c, std::vector<size_t> results) {
+    StageCall call{c, operands(c), {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
+    for (const ExprPtr& a : call.operands)
+      if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
+    emit_lowered(l.lower(entry_vars(), call));
+  }
+
+  // A tuple-valued op (RoPE, TopK): its stage writes every projection.
+  void emit_tuple_stage(const ExprPtr& e, const ir::Call& c, size_t fields) {
+    const StageLowering* l = find_stage_lowering(c.op()->name());
+    if (!l) unsupported("op " + std::string(c.op()->name()) + " with a tuple value");
+    std::vector<size_t> results;
+    for (size_t i = 0; i < fields; ++i) results.push_back(projection_slot(e, static_cast<int64_t>(i)));
+    emit_stage(*l, c, std::move(results));
   }
 
   bool is_row_or_gemm(const ir::Call& c) const {
@@ -550,10 +537,8 @@ class Generator {
     if (is_insert(*c->op())) return plan_insert(e, *c);
     if (fusable_producer(*c)) plan_producer(c->args()[0]);
     for (const ExprPtr& a : operands(*c)) plan(a);
-    if (dynamic_cast<const ops::RoPE*>(c->op().get())) return emit_rope(e, *c);
-    if (auto* k = dynamic_cast<const ops::TopK*>(c->op().get()))
-      return emit_lowered(lower_topk(entry_vars(), projection_slot(e, 0), projection_slot(e, 1),
-                                     slot_of_.at(c->args()[0].get()), *k));
+    if (auto* tt = dynamic_cast<const ir::TupleType*>(e->type().get()))
+      return emit_tuple_stage(e, *c, tt->fields().size());
     if (!materialized(*c)) return;
     size_t s;
     if (auto it = slot_of_.find(c); it != slot_of_.end()) {
@@ -563,13 +548,10 @@ class Generator {
       slot_of_[c] = s;
     }
     const ir::Op* op = c->op().get();
-    if (dynamic_cast<const ops::MatMul*>(op)) emit_matmul(s, *c);
-    else if (auto* n = dynamic_cast<const ops::RMSNorm*>(op)) emit_row(s, *c, "rmsnorm", n->eps);
+    if (auto* n = dynamic_cast<const ops::RMSNorm*>(op)) emit_row(s, *c, "rmsnorm", n->eps);
     else if (dynamic_cast<const ops::SoftMax*>(op)) emit_row(s, *c, "softmax", 0);
     else if (auto* n = dynamic_cast<const ops::LayerNorm*>(op)) emit_row(s, *c, "layernorm", n->eps);
-    else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, *r);
-    else if (is_layout(*op)) emit_layout(s, *c);
-    else if (is_data_op(*op)) emit_data_stage(s, *c);
+    else if (const StageLowering* l = find_stage_lowering(op->name())) emit_stage(*l, *c, {s});
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
   }
 
@@ -662,7 +644,7 @@ class Generator {
         uses_[dst.get()] == 1 && !dynamic_cast<const ops::RoPE*>(dc->op().get()))
       slot_of_[dst.get()] = s;
     for (const ExprPtr& a : operands(c)) plan(a);
-    emit_insert(s, c);
+    emit_stage(*find_stage_lowering(c.op()->name()), c, {s});
   }
 
   // An integer scalar operand (an insert's offset, a composed dim) as an
@@ -670,22 +652,6 @@ class Generator {
   tir::ExprPtr int_operand(const ExprPtr& a) {
     if (auto* k = ir::expr_as<ir::Constant>(a)) return tir::i64(k->int_value());
     return scalar_value(slot_vars(slot_of_.at(a.get())));
-  }
-
-  // Lowered through TIR (lower_insert.cc).
-  void emit_insert(size_t s, const ir::Call& c) {
-    const std::vector<ExprPtr> ops = operands(c);
-    const bool cache = dynamic_cast<const ops::CacheUpdate*>(c.op().get()) != nullptr;
-    const size_t d = slot_of_.at(ops[0].get()), u = slot_of_.at(ops[cache ? 3 : 1].get());
-    if (cache) return emit_lowered(lower_cache_update(entry_vars(), s, d, u, int_operand(ops[1]), int_operand(ops[2])));
-    const auto& lit = static_cast<const ops::InsertSlice&>(*c.op()).literal;
-    std::vector<tir::ExprPtr> offsets;
-    for (size_t a = 0; a < slots_[s].type->rank(); ++a) {
-      if (!lit.empty() && lit[a]) offsets.push_back(tir::i64(*lit[a]));
-      else if (2 + a < ops.size()) offsets.push_back(int_operand(ops[2 + a]));
-      else unsupported("InsertSlice offsets of this form");
-    }
-    emit_lowered(lower_insert_slice(entry_vars(), s, d, u, offsets));
   }
 
   // ---- expressions ----------------------------------------------------------
@@ -1309,31 +1275,6 @@ class Generator {
                         std::static_pointer_cast<const ir::TensorType>(tt->fields().at(static_cast<size_t>(i))));
     if (p != projections_.end()) slot_of_[p->second] = s;
     return s;
-  }
-
-  // Rotate-half RoPE, both outputs in one stage (lower_rope.cc).
-  void emit_rope(const ExprPtr& e, const ir::Call& c) {
-    std::array<size_t, 5> in;
-    for (size_t i = 0; i < 5; ++i) in[i] = slot_of_.at(c.args()[i].get());
-    emit_lowered(lower_rope(entry_vars(), in, {projection_slot(e, 0), projection_slot(e, 1)}));
-  }
-
-  // A Reduce that is not fused into its readers (lower_reduce.cc).
-  void emit_reduce(size_t s, const ir::Call& c, const ops::Reduce& op) {
-    emit_lowered(lower_reduce(entry_vars(), s, slot_of_.at(c.args()[0].get()), op));
-  }
-
-  // Reshape / Transpose / Slice copies (lower_layout.cc).
-  void emit_layout(size_t s, const ir::Call& c) {
-    const ir::Op* op = c.op().get();
-    const size_t a = slot_of_.at(c.args()[0].get());
-    if (dynamic_cast<const ops::Reshape*>(op)) return emit_lowered(lower_reshape(entry_vars(), s, a));
-    if (auto* t = dynamic_cast<const ops::Transpose*>(op)) return emit_lowered(lower_transpose(entry_vars(), s, a, *t));
-    emit_lowered(lower_slice(entry_vars(), s, a, static_cast<const ops::Slice&>(*op)));
-  }
-
-  void emit_matmul(size_t s, const ir::Call& c) {
-    emit_lowered(lower_matmul(entry_vars(), s, slot_of_.at(c.args()[0].get()), slot_of_.at(c.args()[1].get())));
   }
 
   std::string assemble() const {
