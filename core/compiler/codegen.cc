@@ -11,12 +11,11 @@
 
 #include "core/compiler/cpu/cpp_printer.h"
 #include "core/compiler/decompose.h"
-#include "core/compiler/emit_conv.h"
-#include "core/compiler/emit_data.h"
 #include "core/compiler/emit_util.h"
 #include "core/compiler/inline.h"
 #include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/scalar_lowering.h"
+#include "core/compiler/stage_lowering.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
@@ -29,52 +28,6 @@
 #include "core/tir/verifier.h"
 
 namespace tf::compiler {
-
-namespace {
-
-// Rewrites each `#pragma omp parallel for ... if (COND)` loop of generated
-// source into `if (COND) { <parallel loop> } else { <same loop, serial> }`.
-// Rationale: libgomp builds a team even when the if clause is false, which
-// costs more than a small kernel's whole work (per-call overhead of a
-// 1-element op); the plain branch skips the runtime entirely. The generated
-// loops open their body on the `for` line and contain no braces in strings.
-std::string serial_below_threshold(const std::string& src) {
-  std::istringstream in(src);
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::ostringstream out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string& l = lines[i];
-    size_t pragma = l.find("#pragma omp parallel for");
-    size_t cond = l.rfind(" if (");
-    if (pragma == std::string::npos || cond == std::string::npos || i + 1 >= lines.size()) {
-      out << l << "\n";
-      continue;
-    }
-    // The loop: from the `for` line (which opens its body) until its braces balance.
-    size_t end = i + 1;
-    int depth = 0;
-    for (; end < lines.size(); ++end) {
-      for (char c : lines[end]) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-      if (depth <= 0) break;
-    }
-    if (end >= lines.size() || end == i + 1) {  // not a shape we recognize: leave it alone
-      out << l << "\n";
-      continue;
-    }
-    const std::string indent = l.substr(0, pragma);
-    const std::string condition = l.substr(cond + 4);  // "(COND)"
-    out << indent << "if " << condition << " {\n" << l.substr(0, cond) << "\n";
-    for (size_t k = i + 1; k <= end; ++k) out << lines[k] << "\n";
-    out << indent << "} else {\n";
-    for (size_t k = i + 1; k <= end; ++k) out << lines[k] << "\n";
-    out << indent << "}\n";
-    i = end;
-  }
-  return out.str();
-}
-
-}  // namespace
 namespace {
 
 using ir::DType;
@@ -346,34 +299,22 @@ class Generator {
     }
   }
 
-  void emit_data_stage(size_t s, const ir::Call& c) {
-    const ir::Op* op = c.op().get();
-    std::vector<size_t> in;
-    for (const ExprPtr& a : operands(c))
-      if (a->kind() != ir::ExprKind::kConstant) in.push_back(slot_of_.at(a.get()));
-    if (auto* g = dynamic_cast<const ops::Gather*>(op)) {
-      if (emit_gather(stages_, prechecks_, slots_, s, in[0], in[1], *g)) may_fail_ = true;
-    } else if (auto* k = dynamic_cast<const ops::Concat*>(op)) {
-      emit_concat(stages_, slots_, s, in, *k);
-    } else if (auto* k = dynamic_cast<const ops::Stack*>(op)) {
-      emit_stack(stages_, slots_, s, in, *k);
-    } else if (dynamic_cast<const ops::Reshard*>(op)) {
-      emit_copy(stages_, slots_, s, in[0], "reshard");
-    } else if (dynamic_cast<const ops::ShapeOf*>(op)) {
-      emit_shape_of(stages_, slots_, s, in[0]);
-    } else if (dynamic_cast<const ops::Rank*>(op)) {
-      emit_rank(stages_, slots_, s, in[0]);
-    } else if (auto* x = dynamic_cast<const ops::ShapeExtract*>(op)) {
-      emit_shape_extract(stages_, prechecks_, slots_, s, in[0], *x);
-    } else if (dynamic_cast<const ops::ShapeCompose*>(op)) {
-      std::vector<std::string> dims;
-      for (const ExprPtr& a : operands(c)) dims.push_back(int_operand(a));
-      emit_shape_compose(stages_, slots_, s, dims);
-    } else if (auto* cv = dynamic_cast<const ops::Conv2D*>(op)) {
-      emit_conv2d(stages_, slots_, s, in[0], in[1], in.size() > 2 ? std::optional<size_t>(in[2]) : std::nullopt, *cv);
-    } else {
-      TF_CHECK(false, "codegen: a data op without an emitter");
-    }
+  // A stage lowered by the part its op registered (stage_lowering.h) into
+  // `results`: the call's slot, or one per projection of a tuple value.
+  void emit_stage(const StageLowering& l, const ir::Call& c, std::vector<size_t> results) {
+    StageCall call{c, operands(c), {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
+    for (const ExprPtr& a : call.operands)
+      if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
+    emit_lowered(l.lower(entry_vars(), call));
+  }
+
+  // A tuple-valued op (RoPE, TopK): its stage writes every projection.
+  void emit_tuple_stage(const ExprPtr& e, const ir::Call& c, size_t fields) {
+    const StageLowering* l = find_stage_lowering(c.op()->name());
+    if (!l) unsupported("op " + std::string(c.op()->name()) + " with a tuple value");
+    std::vector<size_t> results;
+    for (size_t i = 0; i < fields; ++i) results.push_back(projection_slot(e, static_cast<int64_t>(i)));
+    emit_stage(*l, c, std::move(results));
   }
 
   bool is_row_or_gemm(const ir::Call& c) const {
@@ -566,10 +507,8 @@ class Generator {
       plan_producer(produced);
     }
     for (const ExprPtr& a : operands(*c)) plan(a);
-    if (dynamic_cast<const ops::RoPE*>(c->op().get())) return emit_rope(e, *c);
-    if (auto* k = dynamic_cast<const ops::TopK*>(c->op().get()))
-      return emit_topk(stages_, prechecks_, slots_, projection_slot(e, 0), projection_slot(e, 1),
-                       slot_of_.at(c->args()[0].get()), *k);
+    if (auto* tt = dynamic_cast<const ir::TupleType*>(e->type().get()))
+      return emit_tuple_stage(e, *c, tt->fields().size());
     if (!materialized(*c)) return;
     size_t s;
     if (auto it = slot_of_.find(c); it != slot_of_.end()) {
@@ -581,10 +520,7 @@ class Generator {
     const ir::Op* op = c->op().get();
     producing_ = produced;
     if (inline_view(*c)) emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
-    else if (dynamic_cast<const ops::MatMul*>(op)) emit_matmul(s, *c);
-    else if (auto* r = dynamic_cast<const ops::Reduce*>(op)) emit_reduce(s, *c, *r);
-    else if (is_layout(*op)) emit_layout(s, *c);
-    else if (is_data_op(*op)) emit_data_stage(s, *c);
+    else if (const StageLowering* l = find_stage_lowering(op->name())) emit_stage(*l, *c, {s});
     else emit_elementwise(s, e, std::string(op->name()), /*root_inline=*/true);
   }
 
@@ -644,60 +580,14 @@ class Generator {
         uses_[dst.get()] == 1 && !dynamic_cast<const ops::RoPE*>(dc->op().get()))
       slot_of_[dst.get()] = s;
     for (const ExprPtr& a : operands(c)) plan(a);
-    emit_insert(s, c);
+    emit_stage(*find_stage_lowering(c.op()->name()), c, {s});
   }
 
-  // An integer scalar operand of an insert as an int64_t expression.
-  std::string int_operand(const ExprPtr& a) {
-    if (auto* k = ir::expr_as<ir::Constant>(a)) return "INT64_C(" + std::to_string(k->int_value()) + ")";
-    const size_t k = slot_of_.at(a.get());
-    return "static_cast<int64_t>(*static_cast<const " + ctype(slots_[k].type->dtype()) + "*>(B[" + S(k) + "]))";
-  }
-
-  // Checks first (the evaluator's order; a failure records its code and
-  // skips the stage), then copies dst into the result unless they share a
-  // buffer, then writes the window.
-  void emit_insert(size_t s, const ir::Call& c) {
-    const std::vector<ExprPtr> ops = operands(c);
-    const bool cache = dynamic_cast<const ops::CacheUpdate*>(c.op().get()) != nullptr;
-    const size_t d = slot_of_.at(ops[0].get()), u = slot_of_.at(ops[cache ? 3 : 1].get());
-    const size_t r = slots_[s].type->rank();
-    const std::string T = ctype(slots_[s].type->dtype()), D = S(d), U = S(u);
-    std::ostringstream& o = stages_;
-    o << "  { // stage: " << c.op()->name() << (d == s ? " in place" : "") << " -> slot " << s << "\n";
-    o << "  int64_t* info = rt->info; bool ok = true; int64_t win[" << r << "];\n";
-    if (cache) {
-      o << "  const int64_t pos = " << int_operand(ops[1]) << ", cnt = " << int_operand(ops[2]) << ";\n";
-      o << "  if (pos < 0) { info[0] = pos; tf_fail(err, " << kErrCachePos << "); ok = false; }\n";
-      o << "  else if (cnt < 1 || cnt > sh" << U << "[1]) { info[0] = sh" << U << "[1]; info[1] = cnt; tf_fail(err, "
-        << kErrCacheCount << "); ok = false; }\n";
-      o << "  else if (pos + cnt > sh" << D << "[1]) { info[0] = pos; info[1] = cnt; info[2] = sh" << D
-        << "[1]; tf_fail(err, " << kErrCacheEnd << "); ok = false; }\n";
-      o << "  const int64_t off = ok ? pos * st" << s << "[1] : 0;\n";
-      o << "  for (int a = 0; a < 4; ++a) win[a] = sh" << U << "[a];\n  win[1] = cnt;\n";
-    } else {
-      const auto& lit = static_cast<const ops::InsertSlice&>(*c.op()).literal;
-      o << "  const int64_t o_[" << r << "] = {";
-      for (size_t a = 0; a < r; ++a) {
-        if (!lit.empty() && lit[a]) o << (a ? ", " : "") << "INT64_C(" << *lit[a] << ")";
-        else if (2 + a < ops.size()) o << (a ? ", " : "") << int_operand(ops[2 + a]);
-        else unsupported("InsertSlice offsets of this form");
-      }
-      o << "};\n  int64_t off = 0;\n";
-      o << "  for (int a = 0; a < " << r << " && ok; ++a) {\n";
-      o << "    win[a] = sh" << U << "[a];\n";
-      o << "    if (o_[a] < 0 || o_[a] + sh" << U << "[a] > sh" << D << "[a]) { info[0] = o_[a]; info[1] = o_[a] + sh" << U
-        << "[a]; info[2] = a; info[3] = sh" << D << "[a]; tf_fail(err, " << kErrInsertWindow << "); ok = false; }\n";
-      o << "    off += o_[a] * st" << s << "[a];\n  }\n";
-    }
-    o << "  if (ok) {\n";
-    o << "    " << T << "* y = static_cast<" << T << "*>(B[" << s << "]);\n";
-    if (d != s)
-      o << "    if (B[" << s << "] != B[" << D << "]) tf_copy_nd<" << T << ">(y, st" << s << ", static_cast<const " << T
-        << "*>(B[" << D << "]), st" << D << ", sh" << D << ", " << r << ");\n";
-    o << "    tf_copy_nd<" << T << ">(y + off, st" << s << ", static_cast<const " << T << "*>(B[" << U << "]), st" << U
-      << ", win, " << r << ");\n";
-    o << "  }\n  }\n";
+  // An integer scalar operand (an insert's offset, a composed dim) as an
+  // i64 value: a Constant is a literal.
+  tir::ExprPtr int_operand(const ExprPtr& a) {
+    if (auto* k = ir::expr_as<ir::Constant>(a)) return tir::i64(k->int_value());
+    return scalar_value(slot_vars(slot_of_.at(a.get())));
   }
 
   // Lowered through TIR (lower_loop_nest.h), printed by the CPU printer.
@@ -723,22 +613,45 @@ class Generator {
                  },
                  [this](const ir::Call& c) { return !notes_.unchecked.count(&c); },
                  [this](const ir::Call& c) { return notes_.compute_type_sums.count(&c) > 0; }, nullptr};
-    bool fails = false;
-    tir::StmtPtr precheck;
     env.produced = std::exchange(producing_, nullptr);
-    tir::StmtPtr stage = lower_stage(env, s, e, what, root_inline, &fails, &precheck);
-    stage = tir::split_parallel_threshold(tir::bind_common_calls(tir::hoist_loop_invariants(stage)));
-    may_fail_ = may_fail_ || fails;
+    LoweredStage l;
+    l.stage = tir::bind_common_calls(
+        tir::hoist_loop_invariants(lower_stage(env, s, e, what, root_inline, &l.may_fail, &l.precheck)));
+    emit_lowered(l);
+  }
+
+  // Verifies a lowered stage, records its TIR and prints it: its precheck
+  // among the entry's checks that run before any stage, the stage itself in
+  // order. Parallel loops get their serial twin below the threshold here.
+  void emit_lowered(const LoweredStage& l) {
+    const tir::StmtPtr stage = tir::split_parallel_threshold(l.stage);
+    may_fail_ = may_fail_ || l.may_fail;
+    err_var();
     std::vector<tir::VarPtr> entry;
     for (const auto& [v, name] : entry_names_) entry.push_back(v);
     tir::verify(tir::Function{"stage", entry, stage});
-    if (precheck) {
-      tir::verify(tir::Function{"precheck", entry, precheck});
-      tir_ << tir::to_string(precheck);
-      prechecks_ << "  {\n" << printer().stmt(precheck, 1) << "  }\n";
+    if (l.precheck) {
+      tir::verify(tir::Function{"precheck", entry, l.precheck});
+      tir_ << tir::to_string(l.precheck);
+      prechecks_ << "  {\n" << printer().stmt(l.precheck, 1) << "  }\n";
     }
     tir_ << tir::to_string(stage);
     stages_ << "  {\n" << printer().stmt(stage, 1) << "  }\n";
+  }
+
+  // What a stage lowering sees of the entry (entry_vars.h).
+  EntryVars entry_vars() {
+    err_var();
+    return EntryVars{[this](size_t k) -> const SlotVars& { return slot_vars(k); },
+                     [this](size_t k) { return slots_[k].kind == Slot::kInput; },
+                     err_,
+                     info_,
+                     rt_,
+                     rs_,
+                     [this](const RuntimeScalar& r) {
+                       scalars_.push_back(r);
+                       return scalars_.size() - 1;
+                     }};
   }
 
   // The entry's slot k as TIR variables: data as B[k] typed, shape and
@@ -757,14 +670,21 @@ class Generator {
     }
     return slot_vars_.at(k);
   }
+  // The entry's error flag; also declares the entry's other variables a
+  // stage may read: the runtime table, its rt->info and the run-time
+  // scalars RS.
   const tir::VarPtr& err_var() {
     if (!err_) {
       err_ = tir::Var::make("err", tir::Type::pointer(DType::kI32));
       entry_names_.emplace_back(err_, "err");
+      rt_ = tir::Var::make("rt", tir::Type::opaque_handle());
+      entry_names_.emplace_back(rt_, "rt");
+      info_ = tir::Var::make("info", tir::Type::pointer(DType::kI64));
+      entry_names_.emplace_back(info_, "rt->info");
       rs_ = tir::Var::make("RS", tir::Type::pointer(DType::kI64));
       entry_names_.emplace_back(rs_, "RS");
       // The entry's own locals: no stage variable may take their names.
-      for (const char* n : {"B", "P", "SH", "ST", "rt", "err_"})
+      for (const char* n : {"B", "P", "SH", "ST", "err_"})
         entry_names_.emplace_back(tir::Var::make(n, tir::Type::scalar(DType::kI64)), n);
     }
     return err_;
@@ -801,267 +721,6 @@ class Generator {
     return s;
   }
 
-  // Rotate-half RoPE: one task per (b, s) row, computing q_rot and k_rot
-  // (core/eval's rope_one: v * cos + rot * sin in the compute type, rounded
-  // once). Positions are checked first, serially and in (b, s) order, so an
-  // out-of-range one is reported as the evaluator reports it (code 3, the
-  // value and the caches' length in rt->info).
-  void emit_rope(const ExprPtr& e, const ir::Call& c) {
-    size_t in[5];
-    for (size_t i = 0; i < 5; ++i) in[i] = slot_of_.at(c.args()[i].get());
-    const size_t out[2] = {projection_slot(e, 0), projection_slot(e, 1)};
-    const DType dt = slots_[in[0]].type->dtype();
-    const std::string T = ctype(dt), C = ctc(dt), PT = ctype(slots_[in[4]].type->dtype());
-    const std::string q = S(in[0]), cs = S(in[2]), sn = S(in[3]), ps = S(in[4]);
-    std::ostringstream& o = stages_;
-    // The position check, serial and in (b, s) order. When the positions
-    // are a parameter it runs first in the entry, before any stage writes an
-    // output, so a bad position leaves the outputs untouched and the kernel
-    // need not count as may_fail (its callers may then write in place).
-    const bool hoist = slots_[in[4]].kind == Slot::kInput;
-    auto check = [&](std::ostringstream& c, const std::string& fail) {
-      c << "  const int64_t Bn = sh" << q << "[0], Sn = sh" << q << "[1], D = sh" << q << "[3], half = D / 2, Pn = sh"
-        << cs << "[0]; (void)D; (void)half;\n";
-      c << "  const " << PT << "* pos = static_cast<const " << PT << "*>(" << (hoist ? "P[" : "B[") << ps << "]);\n";
-      c << "  bool ok = true;\n";
-      c << "  for (int64_t t = 0; ok && t < Bn * Sn; ++t) {\n";
-      c << "    const int64_t p = static_cast<int64_t>(pos[(t / Sn) * st" << ps << "[0] + (t % Sn) * st" << ps
-        << "[1]]);\n";
-      c << "    if (p < 0 || p >= Pn) { rt->info[0] = p; rt->info[1] = Pn; " << fail << " }\n";
-      c << "  }\n";
-    };
-    if (hoist) {
-      prechecks_ << "  { // precheck: rope positions\n";
-      check(prechecks_, "return " + S(kErrRopePosition) + ";");
-      prechecks_ << "  }\n";
-    } else {
-      may_fail_ = true;
-    }
-    o << "  { // stage: rope -> slots " << out[0] << ", " << out[1] << "\n";
-    if (hoist) {
-      o << "  const int64_t Bn = sh" << q << "[0], Sn = sh" << q << "[1], D = sh" << q << "[3], half = D / 2;\n";
-      o << "  const " << PT << "* pos = static_cast<const " << PT << "*>(B[" << ps << "]);\n";
-      o << "  const bool ok = true;\n";
-    } else {
-      check(o, "tf_fail(err, " + S(kErrRopePosition) + "); ok = false;");
-    }
-    o << "  const " << T << "* cb = static_cast<const " << T << "*>(B[" << cs << "]);\n";
-    o << "  const " << T << "* sb = static_cast<const " << T << "*>(B[" << sn << "]);\n";
-    o << "  const bool fast = st" << cs << "[1] == 1 && st" << sn << "[1] == 1 && st" << q << "[3] == 1 && st"
-      << S(in[1]) << "[3] == 1;\n";
-    o << "  #pragma omp parallel for schedule(static) if (ok && Bn * Sn * (sh" << q << "[2] + sh" << S(in[1])
-      << "[2]) * D >= 32768)\n";
-    o << "  for (int64_t t = 0; t < (ok ? Bn * Sn : 0); ++t) {\n";
-    o << "    const int64_t b = t / Sn, s = t % Sn;\n";
-    o << "    const int64_t p = static_cast<int64_t>(pos[b * st" << ps << "[0] + s * st" << ps << "[1]]);\n";
-    o << "    const " << T << "* __restrict cr = cb + p * st" << cs << "[0];\n";
-    o << "    const " << T << "* __restrict sr = sb + p * st" << sn << "[0];\n";
-    for (int w = 0; w < 2; ++w) {
-      const std::string x = S(in[w]), y = S(out[w]);
-      o << "    for (int64_t h = 0; h < sh" << x << "[2]; ++h) {\n";
-      o << "      const " << T << "* __restrict xr = static_cast<const " << T << "*>(B[" << x << "]) + b * st" << x
-        << "[0] + s * st" << x << "[1] + h * st" << x << "[2];\n";
-      o << "      " << T << "* __restrict yr = static_cast<" << T << "*>(B[" << y << "]) + ((b * Sn + s) * sh" << x
-        << "[2] + h) * D;\n";
-      auto body = [&](const std::string& xs, const std::string& css, const std::string& sns) {
-        auto X = [&](const std::string& i) { return "static_cast<" + C + ">(tf_widen(xr[(" + i + ") * " + xs + "]))"; };
-        auto CS = [&](const std::string& ptr, const std::string& st) {
-          return "static_cast<" + C + ">(tf_widen(" + ptr + "[j * " + st + "]))";
-        };
-        o << "        #pragma omp simd\n";
-        o << "        for (int64_t j = 0; j < half; ++j) yr[j] = tf_narrow<" << T << ">(" << X("j") << " * "
-          << CS("cr", css) << " + -" << X("j + half") << " * " << CS("sr", sns) << ");\n";
-        o << "        #pragma omp simd\n";
-        o << "        for (int64_t j = half; j < D; ++j) yr[j] = tf_narrow<" << T << ">(" << X("j") << " * "
-          << CS("cr", css) << " + " << X("j - half") << " * " << CS("sr", sns) << ");\n";
-      };
-      o << "      if (fast) {\n";
-      body("1", "1", "1");
-      o << "      } else {\n";
-      body("st" + x + "[3]", "st" + cs + "[1]", "st" + sn + "[1]");
-      o << "      }\n    }\n";
-    }
-    o << "  }\n  }\n";
-  }
-
-  // One task per kept element of the operand; the reduced axes are walked
-  // with the last one innermost. Numerics as core/eval's reduce_group: float
-  // sums accumulate in double (reassociated), a mean rounds the sum to T
-  // before dividing by the reduced count; max / abs_max propagate NaN;
-  // integer sums wrap. The output is contiguous in kept-axis order, which is
-  // its layout with or without keepdim.
-  void emit_reduce(size_t s, const ir::Call& c, const ops::Reduce& op) {
-    const ops::ReduceKind kind = op.kind;
-    const size_t a = slot_of_.at(c.args()[0].get());
-    const size_t r = slots_[a].type->rank();
-    const DType d = slots_[a].type->dtype();
-    const std::string T = ctype(d), C = ctc(d), A = S(a);
-    const bool fl = ir::is_float(d);
-    std::vector<bool> red(r, false);
-    for (int64_t ax : op.axes) red.at(static_cast<size_t>(ax < 0 ? ax + static_cast<int64_t>(r) : ax)) = true;
-    std::vector<size_t> kept, reduced;
-    for (size_t i = 0; i < r; ++i) (red[i] ? reduced : kept).push_back(i);
-    // f16 / bf16 sums accumulate in float, others in double (core/eval).
-    const std::string Acc = is_half(d) ? "float" : "double";
-    auto sh = [&](size_t i) { return "sh" + A + "[" + S(i) + "]"; };
-    auto st = [&](size_t i) { return "st" + A + "[" + S(i) + "]"; };
-    // off += the offset of flat index `var` over `axes` (row-major).
-    auto offsets = [&](const std::vector<size_t>& axes, size_t n, const std::string& var, const std::string& off) {
-      stages_ << "    { int64_t rem = " << var << ";";
-      for (size_t k = n; k-- > 0;)
-        stages_ << " " << off << " += (rem % " << sh(axes[k]) << ") * " << st(axes[k]) << "; rem /= " << sh(axes[k]) << ";";
-      stages_ << " (void)rem; }\n";
-    };
-    std::ostringstream& o = stages_;
-    o << "  { // stage: reduce -> slot " << s << "\n";
-    o << "  int64_t outer = 1, rout = 1;\n";
-    for (size_t k : kept) o << "  outer *= " << sh(k) << ";\n";
-    for (size_t i = 0; i + 1 < reduced.size(); ++i) o << "  rout *= " << sh(reduced[i]) << ";\n";
-    o << "  const int64_t inner = " << (reduced.empty() ? "1" : sh(reduced.back())) << ", is = "
-      << (reduced.empty() ? "0" : st(reduced.back())) << ";\n";
-    if (kind == ops::ReduceKind::kMean) o << "  if (outer > 0 && inner * rout == 0) tf_fail(err, 2);\n";
-    o << "  #pragma omp parallel for schedule(static) if (outer * inner * rout >= 32768)\n";
-    o << "  for (int64_t row = 0; row < outer; ++row) {\n";
-    o << "    int64_t off = 0;\n";
-    offsets(kept, kept.size(), "row", "off");
-    o << "    const " << T << "* x0 = static_cast<const " << T << "*>(B[" << A << "]) + off;\n";
-    o << "    " << T << "& y = static_cast<" << T << "*>(B[" << s << "])[row];\n";
-    // The inner loop over the last reduced axis, at x = x0 + the offset of q.
-    auto walk = [&](const std::string& init, const std::string& body, const std::string& pragma) {
-      o << init;
-      o << "    for (int64_t q = 0; q < rout; ++q) {\n";
-      o << "    int64_t roff = 0;\n";
-      if (!reduced.empty()) offsets(reduced, reduced.size() - 1, "q", "roff");
-      o << "    const " << T << "* x = x0 + roff;\n";
-      if (!pragma.empty()) o << "    #pragma omp simd " << pragma << "\n";
-      o << "    for (int64_t j = 0; j < inner; ++j) " << body << "\n";
-      o << "    }\n";
-    };
-    switch (kind) {
-      case ops::ReduceKind::kSum:
-      case ops::ReduceKind::kMean:
-        if (fl) {
-          walk("    " + Acc + " acc = 0;\n", "acc += static_cast<" + Acc + ">(tf_widen(x[j * is]));", "reduction(+:acc)");
-          o << "    const " << C << " sum = " << rnd(d, "static_cast<" + C + ">(acc)") << ";\n";
-          o << "    const int64_t cnt = inner * rout; (void)cnt;\n";
-          o << "    y = tf_narrow<" << T << ">("
-            << (kind == ops::ReduceKind::kSum ? "sum" : "cnt ? static_cast<" + C + ">(sum / static_cast<" + C + ">(cnt)) : sum")
-            << ");\n";
-        } else {
-          walk("    uint64_t acc = 0;\n", "acc += static_cast<uint64_t>(x[j * is]);", "");
-          o << "    y = static_cast<" << T << ">(acc);\n";
-        }
-        break;
-      case ops::ReduceKind::kMax:
-      case ops::ReduceKind::kAbsMax: {
-        const bool ab = kind == ops::ReduceKind::kAbsMax;
-        const std::string init = ab ? C + "(0)" : fl ? "-std::numeric_limits<" + C + ">::infinity()"
-                                                     : "std::numeric_limits<" + C + ">::lowest()";
-        walk("    " + C + " m = " + init + ";\n",
-             "{ const " + C + " v = " + (ab ? "tf_abs<" + C + ">(tf_widen(x[j * is]))" : "tf_widen(x[j * is])") +
-                 "; m = tf_max<" + C + ">(m, v); }",
-             "");
-        o << "    y = tf_narrow<" << T << ">(m);\n";
-        break;
-      }
-    }
-    o << "  }\n  }\n";
-  }
-
-  // Reshape / Transpose / Slice: the contiguous result gathers from its
-  // operand. Transpose and Slice are strided views (one run-time stride per
-  // result axis, Slice's begins resolved by the host: scalars.h); Reshape
-  // keeps row-major order, so a contiguous operand is a flat copy and any
-  // other is walked index by index.
-  void emit_layout(size_t s, const ir::Call& c) {
-    const ir::Op* op = c.op().get();
-    const size_t a = slot_of_.at(c.args()[0].get());
-    const size_t r = slots_[s].type->rank(), ra = slots_[a].type->rank();
-    const std::string T = ctype(slots_[s].type->dtype()), A = S(a);
-    std::ostringstream& o = stages_;
-    o << "  { // stage: " << op->name() << " -> slot " << s << "\n";
-    o << "  int64_t n = 1;\n";
-    for (size_t i = 0; i < r; ++i) o << "  n *= sh" << s << "[" << i << "];\n";
-    o << "  const " << T << "* x = static_cast<const " << T << "*>(B[" << A << "]);\n";
-    o << "  " << T << "* y = static_cast<" << T << "*>(B[" << s << "]);\n";
-    if (dynamic_cast<const ops::Reshape*>(op)) {
-      o << "  bool contig = true;\n";
-      o << "  { int64_t e = 1; for (int i = " << static_cast<int>(ra) - 1 << "; i >= 0; --i) { if (sh" << A
-        << "[i] != 1 && st" << A << "[i] != e) contig = false; e *= sh" << A << "[i]; } }\n";
-      o << "  #pragma omp parallel for simd schedule(static) if (n >= 65536)\n";
-      o << "  for (int64_t f = 0; f < n; ++f) {\n";
-      o << "    int64_t off = f;\n";
-      o << "    if (!contig) { int64_t rem = f; off = 0; for (int i = " << static_cast<int>(ra) - 1
-        << "; i >= 0; --i) { off += (rem % sh" << A << "[i]) * st" << A << "[i]; rem /= sh" << A << "[i]; } }\n";
-      o << "    y[f] = x[off];\n  }\n  }\n";
-      return;
-    }
-    o << "  int64_t xs[" << (r ? r : 1) << "] = {0}, base = 0; (void)base;\n";
-    if (auto* t = dynamic_cast<const ops::Transpose*>(op)) {
-      for (size_t i = 0; i < r; ++i) {
-        int64_t p = t->axes.at(i);
-        o << "  xs[" << i << "] = st" << A << "[" << (p < 0 ? p + static_cast<int64_t>(ra) : p) << "];\n";
-      }
-    } else {
-      auto& sl = static_cast<const ops::Slice&>(*op);
-      const ir::TensorType& xt = *slots_[a].type;
-      for (size_t i = 0; i < r; ++i) {
-        if (sl.strides.at(i) <= 0) unsupported("Slice with a non-positive stride");
-        scalars_.push_back(RuntimeScalar{RuntimeScalar::kSliceBegin, sl.begin.at(i), sl.end.at(i), sl.strides[i],
-                                         xt.shape()[i], slots_[s].type->shape()[i], i, ""});
-        o << "  xs[" << i << "] = st" << A << "[" << i << "] * INT64_C(" << sl.strides[i] << ");\n";
-        o << "  base += RS[" << scalars_.size() - 1 << "] * st" << A << "[" << i << "];\n";
-      }
-    }
-    if (r == 0) {
-      o << "  y[0] = x[base];\n  }\n";
-      return;
-    }
-    o << "  const int64_t inner = sh" << s << "[" << r - 1 << "], outer = inner ? n / inner : 0;\n";
-    o << "  #pragma omp parallel for schedule(static) if (n >= 65536)\n";
-    o << "  for (int64_t row = 0; row < outer; ++row) {\n";
-    o << "    int64_t off = base, rem = row;\n";
-    o << "    for (int i = " << static_cast<int>(r) - 2 << "; i >= 0; --i) { off += (rem % sh" << s
-      << "[i]) * xs[i]; rem /= sh" << s << "[i]; }\n";
-    o << "    const " << T << "* __restrict xr = x + off;\n";
-    o << "    " << T << "* __restrict yr = y + row * inner;\n";
-    o << "    const int64_t is = xs[" << r - 1 << "];\n";
-    o << "    if (is == 1) {\n      #pragma omp simd\n      for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j];\n";
-    o << "    } else {\n      for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j * is];\n    }\n";
-    o << "  }\n  }\n";
-  }
-
-  void emit_matmul(size_t s, const ir::Call& c) {
-    const size_t a = slot_of_.at(c.args()[0].get()), b = slot_of_.at(c.args()[1].get());
-    const size_t r = slots_[s].type->rank(), ra = slots_[a].type->rank(), rb = slots_[b].type->rank();
-    const std::string T = ctype(slots_[s].type->dtype());
-    std::ostringstream& o = stages_;
-    o << "  { // stage: matmul -> slot " << s << "\n";
-    o << "  const int64_t M = sh" << s << "[" << r - 2 << "], N = sh" << s << "[" << r - 1 << "], K = sh" << a
-      << "[" << ra - 1 << "];\n";
-    o << "  int64_t batches = 1;\n";
-    for (size_t i = 0; i + 2 < r; ++i) o << "  batches *= sh" << s << "[" << i << "];\n";
-    for (auto [k, rk] : {std::pair{a, ra}, std::pair{b, rb}}) {
-      o << "  int64_t bs" << k << "_[" << (r > 2 ? r - 2 : 1) << "] = {0};\n";
-      for (size_t i = 0; i + 2 < r; ++i) {
-        if (i + rk < r) continue;
-        size_t li = i + rk - r;
-        o << "  bs" << k << "_[" << i << "] = sh" << k << "[" << li << "] == 1 ? 0 : st" << k << "[" << li << "];\n";
-      }
-    }
-    o << "  for (int64_t bt = 0; bt < batches; ++bt) {\n";
-    o << "    int64_t offa = 0, offb = 0, rem = bt;\n";
-    if (r > 2) {
-      o << "    for (int i = " << r - 3 << "; i >= 0; --i) { const int64_t q = rem % sh" << s << "[i]; rem /= sh" << s
-        << "[i]; offa += q * bs" << a << "_[i]; offb += q * bs" << b << "_[i]; }\n";
-    }
-    o << "    " << (is_half(slots_[s].type->dtype()) ? "tf_gemm_widened<" : "tf_gemm<") << T << ">(rt, M, N, K, static_cast<const " << T << "*>(B[" << a << "]) + offa, st" << a
-      << "[" << ra - 2 << "], st" << a << "[" << ra - 1 << "], static_cast<const " << T << "*>(B[" << b
-      << "]) + offb, st" << b << "[" << rb - 2 << "], st" << b << "[" << rb - 1 << "], static_cast<" << T
-      << "*>(B[" << s << "]) + bt * M * N);\n";
-    o << "    (void)rem;\n  }\n  }\n";
-  }
-
   std::string assemble() const {
     std::ostringstream o;
     o << "extern \"C\" int TF_ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt) {\n";
@@ -1078,7 +737,7 @@ class Generator {
     }
     o << "  const int64_t* RS = SH + " << off << "; (void)RS;\n";
     o << prechecks_.str();  // may return: nothing is allocated or written yet
-    o << serial_below_threshold(stages_.str());
+    o << stages_.str();
     o << "  return __atomic_load_n(err, __ATOMIC_RELAXED);\n";
     o << "}\n";
     return o.str();
@@ -1110,7 +769,7 @@ class Generator {
   std::unordered_set<const Expr*> fused_;       // row reductions computed inside their readers' stages
   std::unordered_set<const Expr*> recomputed_;  // multi-use elementwise values each reader recomputes
   std::deque<SlotVars> slot_vars_;
-  tir::VarPtr err_, rs_;
+  tir::VarPtr err_, rt_, info_, rs_;  // err_var()
   std::map<std::string, size_t> scalar_index_;  // runtime_scalar's keys
   std::vector<std::pair<tir::VarPtr, std::string>> entry_names_;  // the entry's variables, as spelled there
 };

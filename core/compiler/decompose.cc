@@ -147,6 +147,8 @@ const Decomposition* find_decomposition(std::string_view op_name) { return table
 
 void register_decomposition(std::string op_name, Decomposition d) { table().add(std::move(op_name), std::move(d)); }
 
+ops::OpPart decomposition_part() { return table().part(); }
+
 ir::ExprPtr decompose(const ir::ExprPtr& body, const std::unordered_set<const ir::Expr*>& stop, DecompositionNotes* notes) {
   return Decomposer(stop, notes).mutate(body);
 }

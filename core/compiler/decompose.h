@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "core/ir/expr.h"
+#include "core/ops/completeness.h"
 
 namespace tf::compiler {
 
@@ -39,6 +40,8 @@ using Decomposition = std::function<ir::ExprPtr(const ir::Call& c, Decomposition
 // Null when the op has none.
 const Decomposition* find_decomposition(std::string_view op_name);
 void register_decomposition(std::string op_name, Decomposition d);
+// The table as a part of the ops' completeness check (completeness.h).
+ops::OpPart decomposition_part();
 
 // `body` with every call that has a decomposition replaced by it, up to the
 // nodes of `stop` (values given to a segment: kept as they are).

@@ -1,10 +1,11 @@
-// Shared vocabulary of the code generator's stage emitters (codegen.cc and
-// the emit_*.cc files): C++ spellings of dtypes and literals, and the
+// Shared vocabulary of the code generator (codegen.cc, the stage lowerings
+// and the CPU printer): C++ spellings of dtypes and literals, and the
 // kUnsupported error the compiler turns into an evaluator fallback.
 //
-// A stage emitter writes one `{ // stage: ... }` block of the generated
-// entry (codegen.h's ABI): slot k's buffer is B[k], its shape sh<k>[] and
-// strides st<k>[] (in elements); err / rt / RS are in scope.
+// The built-in row ops' text emitter (codegen.cc's emit_row) writes one
+// `{ // stage: ... }` block of the generated entry (codegen.h's ABI): slot
+// k's buffer is B[k], its shape sh<k>[] and strides st<k>[] (in elements);
+// err / rt / RS are in scope.
 #pragma once
 
 #include <cstdint>

@@ -388,9 +388,9 @@ static void tf_gemm(const tf_rt* rt, int64_t m, int64_t n, int64_t k, const T* a
 }  // namespace
 
 // ---- data and conv helpers (Gather / TopK / Conv2D / half MatMul)
-// Helpers of core/compiler/emit_data.cc and emit_conv.cc, and the f16 / bf16
-// MatMul of codegen.cc; semantics mirror core/eval/kernels (indexing.cc,
-// conv_norm.cc, nn.cc).
+// Extern routines the data, conv and MatMul lowerings call (core/compiler/
+// lower_data.cc, lower_conv.cc, lower_matmul.cc); semantics mirror
+// core/eval/kernels (indexing.cc, conv_norm.cc, nn.cc).
 #include <algorithm>
 
 namespace {

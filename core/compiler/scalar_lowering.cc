@@ -158,4 +158,6 @@ const ScalarLowering* find_scalar_lowering(std::string_view op_name) { return ta
 
 void register_scalar_lowering(std::string op_name, ScalarLowering l) { table().add(std::move(op_name), l); }
 
+ops::OpPart scalar_lowering_part() { return table().part(); }
+
 }  // namespace tf::compiler

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/ir/expr.h"
+#include "core/ops/completeness.h"
 #include "core/tir/expr.h"
 
 namespace tf::compiler {
@@ -43,6 +44,8 @@ struct ScalarLowering {
 // Null when the op has no scalar form (it is not elementwise).
 const ScalarLowering* find_scalar_lowering(std::string_view op_name);
 void register_scalar_lowering(std::string op_name, ScalarLowering l);
+// The table as a part of the ops' completeness check (completeness.h).
+ops::OpPart scalar_lowering_part();
 
 // The compute dtype of values stored as d (f32 for the storage types).
 ir::DType compute_dtype(ir::DType d);

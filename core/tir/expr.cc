@@ -4,7 +4,10 @@
 
 namespace tf::tir {
 
-std::string type_name(const Type& t) { return std::string(ir::dtype_name(t.dtype)) + (t.handle ? "*" : ""); }
+std::string type_name(const Type& t) {
+  if (t.opaque) return "handle";
+  return std::string(ir::dtype_name(t.dtype)) + (t.handle ? "*" : "");
+}
 
 bool is_compute_dtype(DType d) {
   return d == DType::kBool || ir::is_int(d) || d == DType::kF32 || d == DType::kF64;
@@ -67,6 +70,12 @@ bool is_compare(BinaryOp op) { return binary_category(op) == 'c'; }
 bool is_logical(BinaryOp op) { return binary_category(op) == 'l'; }
 
 ExprPtr Binary::make(BinaryOp op, ExprPtr a, ExprPtr b) {
+  TF_CHECK(a && b, "tir: a Binary operand is null");
+  if (a->type().handle && (op == BinaryOp::kEq || op == BinaryOp::kNe)) {
+    TF_CHECK(!a->type().opaque && a->type() == b->type(), std::string("tir: ") + binary_spelling(op) + " of " +
+                                                              type_name(a->type()) + " and " + type_name(b->type()));
+    return std::make_shared<Binary>(op, std::move(a), std::move(b), Type::scalar(DType::kBool));
+  }
   check_scalar(a, "a Binary operand");
   check_scalar(b, "a Binary operand");
   TF_CHECK(a->type() == b->type(), std::string("tir: ") + binary_spelling(op) + " of " + type_name(a->type()) +
@@ -98,14 +107,14 @@ ExprPtr Cast::make(DType to, ExprPtr value) {
 }
 
 ExprPtr Load::make(VarPtr base, ExprPtr index) {
-  TF_CHECK(base && base->type().handle, "tir: a Load from a non-pointer");
+  TF_CHECK(base && base->type().handle && !base->type().opaque, "tir: a Load from a non-pointer");
   check_index(index);
   const Type t = Type::scalar(base->dtype());
   return std::make_shared<Load>(std::move(base), std::move(index), t);
 }
 
 ExprPtr Address::make(VarPtr base, ExprPtr index) {
-  TF_CHECK(base && base->type().handle, "tir: an Address in a non-pointer");
+  TF_CHECK(base && base->type().handle && !base->type().opaque, "tir: an Address in a non-pointer");
   check_index(index);
   return std::make_shared<Address>(std::move(base), std::move(index));
 }

@@ -30,12 +30,17 @@ using ir::DType;
 struct Type {
   DType dtype = DType::kI64;
   bool handle = false;  // a pointer to elements of dtype
-  static Type scalar(DType d) { return Type{d, false}; }
-  static Type pointer(DType d) { return Type{d, true}; }
-  bool operator==(const Type& o) const { return dtype == o.dtype && handle == o.handle; }
+  // A handle to memory TIR does not look into (the entry's runtime table):
+  // it is passed to extern calls and nothing else, so no Load, Store or
+  // Address takes one as its base; dtype means nothing.
+  bool opaque = false;
+  static Type scalar(DType d) { return Type{d, false, false}; }
+  static Type pointer(DType d) { return Type{d, true, false}; }
+  static Type opaque_handle() { return Type{DType::kI8, true, true}; }
+  bool operator==(const Type& o) const { return dtype == o.dtype && handle == o.handle && opaque == o.opaque; }
   bool operator!=(const Type& o) const { return !(*this == o); }
 };
-// "f32", "i64", "f16*".
+// "f32", "i64", "f16*", "handle".
 std::string type_name(const Type& t);
 // Whether values of d take part in arithmetic (bool, integers, f32, f64).
 bool is_compute_dtype(DType d);
@@ -154,7 +159,8 @@ bool is_logical(BinaryOp op);
 
 // Both operands of one type. Integer kDiv / kMod truncate (C's); kMin / kMax
 // are the plain comparisons (NaN handling, where an op needs it, is a Call
-// of the shared scalar function).
+// of the shared scalar function). Pointers (not opaque handles) of one type
+// may be compared with kEq / kNe: whether two slots share a buffer.
 class Binary final : public Expr {
  public:
   static constexpr ExprKind kKind = ExprKind::kBinary;

@@ -61,7 +61,7 @@ StmtPtr LetStmt::make(VarPtr var, ExprPtr value, StmtPtr body, bool no_alias) {
 }
 
 StmtPtr Store::make(VarPtr base, ExprPtr index, ExprPtr value) {
-  TF_CHECK(base && base->type().handle, "tir: a Store to a non-pointer");
+  TF_CHECK(base && base->type().handle && !base->type().opaque, "tir: a Store to a non-pointer");
   check_int(index, "a Store index");
   TF_CHECK(value && value->type() == Type::scalar(base->dtype()),
            "tir: a Store of " + (value ? type_name(value->type()) : std::string("null")) + " to " +
@@ -82,7 +82,7 @@ StmtPtr IfThenElse::make(ExprPtr cond, StmtPtr then_case, StmtPtr else_case) {
 }
 
 StmtPtr Allocate::make(VarPtr var, ExprPtr extent, MemoryScope scope, StmtPtr body) {
-  TF_CHECK(var && var->type().handle && !var->is_mutable(), "tir: an Allocate of a non-pointer");
+  TF_CHECK(var && var->type().handle && !var->type().opaque && !var->is_mutable(), "tir: an Allocate of a non-pointer");
   check_int(extent, "an Allocate's extent");
   TF_CHECK(body, "tir: an Allocate without a body");
   return std::make_shared<Allocate>(std::move(var), std::move(extent), scope, std::move(body));

@@ -174,7 +174,9 @@ enum class MemoryScope : uint8_t { kLocal, kShared, kGlobal };
 const char* memory_scope_name(MemoryScope s);
 
 // `extent` elements of var's dtype, 64-byte aligned, bound to the pointer
-// var over body. A kLocal extent is a compile-time constant.
+// var over body. A kLocal extent is a compile-time constant; a kGlobal
+// allocation of a run-time extent is freed where its body ends (no Return
+// leaves it).
 class Allocate final : public Stmt {
  public:
   static constexpr StmtKind kKind = StmtKind::kAllocate;

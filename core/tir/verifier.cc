@@ -61,11 +61,15 @@ class Verifier final : public Visitor {
     if (n.scope() == MemoryScope::kLocal && n.extent()->kind() != ExprKind::kIntImm)
       fail("local allocation '" + n.var()->name() + "' of a run-time extent");
     bind(n.var());
+    const bool heap = n.scope() == MemoryScope::kGlobal;
+    heap_ += heap;
     visit(n.body());
+    heap_ -= heap;
     unbind(n.var());
   }
   void visit_Return(const Return& n) override {
     if (loops_) fail("return inside a loop");
+    if (heap_) fail("return inside a global allocation (it would not be freed)");
     Visitor::visit_Return(n);
   }
   void visit_Barrier(const Barrier&) override {
@@ -81,7 +85,7 @@ class Verifier final : public Visitor {
   void unbind(const VarPtr& v) { in_scope_.erase(v.get()); }
 
   std::unordered_set<const Var*> in_scope_;
-  int loops_ = 0, parallel_ = 0;
+  int loops_ = 0, parallel_ = 0, heap_ = 0;
 };
 
 }  // namespace

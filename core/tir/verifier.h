@@ -4,7 +4,8 @@
 // specialization makes it, but never shadows itself); only mutable variables are assigned or reduced, and a reduction's
 // variable is bound outside its loop; arithmetic operands are compute
 // dtypes (storage types are Cast first); a local Allocate has a constant
-// extent; Return is not inside a loop; a Barrier is inside a parallel or
+// extent; Return is not inside a loop or a global Allocate (whose memory
+// would not be freed); a Barrier is inside a parallel or
 // GPU loop. Throws Error(kInternal) naming the first violation: a TIR that
 // fails it is a lowering bug.
 #pragma once

@@ -49,6 +49,28 @@ TEST(Tir, FactoriesRejectMalformedNodes) {
                ir::Error);  // reductions need a vectorized loop
 }
 
+TEST(Tir, PointersCompareForEqualityOnly) {
+  VarPtr p = Var::make("p", Type::pointer(DType::kF32)), q = Var::make("q", Type::pointer(DType::kF32));
+  EXPECT_EQ(ne(p, q)->type(), Type::scalar(DType::kBool));  // whether two slots share a buffer
+  EXPECT_EQ(eq(p, q)->type(), Type::scalar(DType::kBool));
+  EXPECT_THROW(Binary::make(BinaryOp::kLt, p, q), ir::Error);                                   // no ordering
+  EXPECT_THROW(Binary::make(BinaryOp::kAdd, p, q), ir::Error);                                  // no arithmetic
+  EXPECT_THROW(Binary::make(BinaryOp::kEq, p, Var::make("r", Type::pointer(DType::kI64))), ir::Error);  // types differ
+}
+
+TEST(Tir, AnOpaqueHandleIsOnlyPassedAlong) {
+  VarPtr rt = Var::make("rt", Type::opaque_handle());
+  EXPECT_EQ(type_name(rt->type()), "handle");
+  EXPECT_NE(rt->type(), Type::pointer(DType::kI8));
+  EXPECT_NO_THROW(Evaluate::make(extern_call("tf_gemm", {rt})));
+  EXPECT_THROW(Load::make(rt, i64(0)), ir::Error);
+  EXPECT_THROW(Address::make(rt, i64(0)), ir::Error);
+  EXPECT_THROW(Store::make(rt, i64(0), IntImm::make(DType::kI8, 0)), ir::Error);
+  EXPECT_THROW(Binary::make(BinaryOp::kEq, rt, rt), ir::Error);
+  EXPECT_THROW(Allocate::make(Var::make("b", Type::opaque_handle()), i64(4), MemoryScope::kGlobal, Comment::make("x")),
+               ir::Error);
+}
+
 TEST(Tir, PrinterShowsLoopsKindsAndTypes) {
   const std::string text = to_string(add_one());
   EXPECT_EQ(text,
@@ -104,6 +126,14 @@ TEST(Tir, VerifierRejectsReturnInsideALoopAndAStrayBarrier) {
   expect_rejected(Function{"f", {}, For::make(i, i64(0), i64(2), ForKind::kSerial, Return::make(i32(1)))},
                   "return inside a loop");
   expect_rejected(Function{"g", {}, Barrier::make()}, "barrier outside");
+}
+
+TEST(Tir, VerifierRejectsReturnInsideAGlobalAllocation) {
+  VarPtr n = Var::make("n", kI64), b = Var::make("b", Type::pointer(DType::kF32));
+  StmtPtr fill = Store::make(b, i64(0), imm(DType::kF32, 0));
+  EXPECT_NO_THROW(verify(Function{"ok", {n}, Allocate::make(b, n, MemoryScope::kGlobal, fill)}));
+  expect_rejected(Function{"f", {n}, Allocate::make(b, n, MemoryScope::kGlobal, Seq::make({fill, Return::make(i32(1))}))},
+                  "return inside a global allocation");
 }
 
 TEST(Tir, VerifierRejectsALocalAllocationOfRunTimeSize) {

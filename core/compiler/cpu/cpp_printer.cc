@@ -11,7 +11,10 @@ namespace tf::compiler::cpu {
 
 using namespace tir;
 
-std::string cpp_type(const Type& t) { return ctype(t.dtype) + (t.handle ? "*" : ""); }
+std::string cpp_type(const Type& t) {
+  if (t.opaque) return "void*";
+  return ctype(t.dtype) + (t.handle ? "*" : "");
+}
 
 void CppPrinter::predeclare(const VarPtr& v, const std::string& spelling) {
   fixed_[v.get()] = spelling;
@@ -181,9 +184,18 @@ void CppPrinter::print(const StmtPtr& s, int depth) {
     }
     case StmtKind::kAllocate: {
       auto& a = static_cast<const Allocate&>(*s);
-      if (a.scope() != MemoryScope::kLocal) unsupported(std::string("a ") + memory_scope_name(a.scope()) + " allocation");
-      out_ += pad + "alignas(64) " + ctype(a.var()->dtype()) + " " + name(a.var().get()) + "[" + expr(a.extent()) + "];\n";
-      return print(a.body(), depth);
+      const std::string T = ctype(a.var()->dtype()), v = name(a.var().get());
+      if (a.scope() == MemoryScope::kLocal) {
+        out_ += pad + "alignas(64) " + T + " " + v + "[" + expr(a.extent()) + "];\n";
+        return print(a.body(), depth);
+      }
+      // The heap, freed where the body ends (the verifier keeps Return out of it).
+      if (a.scope() != MemoryScope::kGlobal) unsupported(std::string("a ") + memory_scope_name(a.scope()) + " allocation");
+      out_ += pad + T + "* " + v + " = static_cast<" + T + "*>(std::malloc(static_cast<size_t>(" + expr(a.extent()) +
+              ") * sizeof(" + T + ")));\n";
+      print(a.body(), depth);
+      out_ += pad + "std::free(" + v + ");\n";
+      return;
     }
     case StmtKind::kEvaluate: out_ += pad + expr(static_cast<const Evaluate&>(*s).value()) + ";\n"; return;
     case StmtKind::kSeq:

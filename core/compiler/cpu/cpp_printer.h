@@ -3,8 +3,8 @@
 // schedule: every loop kind, allocation and call is in the TIR already;
 // it only spells them (a vectorized For is `#pragma omp simd` with its
 // reductions, a parallel one `#pragma omp parallel for`, a local Allocate
-// a 64-byte-aligned stack array, a storage-type Cast the prelude's
-// tf_widen / tf_narrow, a no-alias pointer `__restrict`).
+// a 64-byte-aligned stack array (a global one malloc / free), a storage-type
+// Cast the prelude's tf_widen / tf_narrow, a no-alias pointer `__restrict`).
 #pragma once
 
 #include <string>

@@ -1,0 +1,93 @@
+// What the lowering of one stage sees of the generated entry (codegen.h's
+// ABI) as TIR variables, what it hands back, and the index arithmetic the
+// stage lowerings share (lower_*.h).
+//
+// Every slot is a typed data pointer plus pointers to its shape and strides
+// (in elements); outputs and temporaries are C-contiguous, inputs may have
+// any strides. A lowering builds TIR only: the Generator verifies it,
+// records its text and prints it through the CPU printer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/compiler/lower_loop_nest.h"
+#include "core/compiler/scalars.h"
+#include "core/tir/op.h"
+#include "core/tir/stmt.h"
+
+namespace tf::compiler {
+
+struct EntryVars {
+  std::function<const SlotVars&(size_t)> slot;
+  // Whether slot k holds a parameter: a check of it alone can run before
+  // any stage writes (a precheck), so the kernel need not count as one that
+  // fails after writing.
+  std::function<bool(size_t)> is_input;
+  tir::VarPtr err;      // int*: the entry's error flag (tf_fail)
+  tir::VarPtr info;     // i64*: rt->info, the details of a run-time error
+  tir::VarPtr rt;       // the runtime table (opaque): the GEMM entry points
+  tir::VarPtr scalars;  // i64*: RS, the values the host resolves per call
+  // Registers a value for the host to resolve; returns its index in RS.
+  std::function<size_t(const RuntimeScalar&)> add_scalar;
+};
+
+struct LoweredStage {
+  tir::StmtPtr stage;
+  // A check of parameters and shapes alone, run by the entry before any
+  // stage and returning an error code (null when none).
+  tir::StmtPtr precheck;
+  // The stage can record a run-time error after other stages wrote.
+  bool may_fail = false;
+};
+
+// sh<k>[axis] and st<k>[axis].
+tir::ExprPtr extent(const SlotVars& s, size_t axis);
+tir::ExprPtr stride(const SlotVars& s, size_t axis);
+// The product of a slot's extents over [first, last) (1 when empty).
+tir::ExprPtr extents_product(const SlotVars& s, size_t first, size_t last);
+// The element count of a slot.
+tir::ExprPtr element_count(const SlotVars& s);
+// The scalar a rank-0 slot holds (an InsertSlice offset, a CacheUpdate
+// position), as i64.
+tir::ExprPtr scalar_value(const SlotVars& s);
+
+// Bindings in order, each visible to the later ones and to the body.
+class Lets {
+ public:
+  tir::VarPtr bind(const std::string& name, tir::ExprPtr value);
+  // A pointer into a buffer; `no_alias` as LetStmt's.
+  tir::VarPtr bind_pointer(const std::string& name, tir::ExprPtr address, bool no_alias);
+  tir::StmtPtr wrap(tir::StmtPtr body) const;
+
+ private:
+  struct Binding {
+    tir::VarPtr var;
+    tir::ExprPtr value;
+    bool no_alias;
+  };
+  std::vector<Binding> list_;
+};
+
+// The offset of row-major flat index `flat` over `extents` (outermost
+// first) in each of `strides` (one list per operand, parallel to extents):
+// sum over axes of flat's digit * stride. The digits are bound in `lets`
+// (named `<name><axis>`); the outermost digit is what remains of flat,
+// which the caller keeps below the extents' product.
+std::vector<tir::ExprPtr> row_major_offsets(const tir::ExprPtr& flat, const std::vector<tir::ExprPtr>& extents,
+                                            const std::vector<std::vector<tir::ExprPtr>>& strides, Lets& lets,
+                                            const std::string& name = "q");
+
+// Records run-time error `code` with `details` in rt->info (codegen.h's
+// error codes): inside a stage, tf_fail(err, code); in a precheck, the
+// caller returns the code itself.
+tir::StmtPtr record_error(const EntryVars& e, int code, const std::vector<tir::ExprPtr>& details);
+tir::StmtPtr store_info(const EntryVars& e, const std::vector<tir::ExprPtr>& details);
+
+// The C++ comment heading a stage: "stage: <what> -> slot <s>".
+tir::StmtPtr stage_comment(const std::string& what, size_t s);
+
+}  // namespace tf::compiler

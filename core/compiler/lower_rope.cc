@@ -1,0 +1,117 @@
+// Rotate-half RoPE: one task per (b, s) row computes both q_rot and k_rot
+// (core/eval's rope_one: v * cos + rot * sin in the compute type, rounded
+// once). Positions are checked first, serially and in (b, s) order, so an
+// out-of-range one is reported as the evaluator reports it (kErrRopePosition,
+// the value and the caches' length in rt->info). When the positions are a
+// parameter the check is a precheck: it runs before any stage writes, so the
+// kernel need not count as one that fails after writing (its callers may
+// then write in place).
+#include "core/compiler/codegen.h"
+#include "core/compiler/lower_stages.h"
+#include "core/compiler/scalar_lowering.h"
+
+namespace tf::compiler {
+
+using ir::DType;
+using namespace tir;
+
+namespace {
+
+const Type kIndex = Type::scalar(DType::kI64);
+
+// The operands, named.
+struct Rope {
+  const SlotVars &q, &k, &cos, &sin, &pos;
+  ExprPtr batch() const { return extent(q, 0); }
+  ExprPtr seq() const { return extent(q, 1); }
+  ExprPtr position(const ExprPtr& b, const ExprPtr& s) const {
+    return cast(DType::kI64, load(pos.data, add(mul(b, stride(pos, 0)), mul(s, stride(pos, 1)))));
+  }
+};
+
+// Walks the positions in (b, s) order; at the first one outside [0, P),
+// rt->info = {value, P} and `fail` runs, then `ok` is false. The loop has no
+// early exit (TIR loops have none): later positions are read, not checked.
+StmtPtr check_positions(const EntryVars& e, const Rope& op, const VarPtr& ok, const StmtPtr& fail) {
+  Lets frame;
+  const VarPtr bn = frame.bind("Bn", op.batch()), sn = frame.bind("Sn", op.seq());
+  const VarPtr pn = frame.bind("Pn", extent(op.cos, 0));
+  const VarPtr t = Var::make("t", kIndex);
+  Lets at;
+  const VarPtr p = at.bind("p", op.position(div(t, sn), mod(t, sn)));
+  const StmtPtr bad = Seq::make({store_info(e, {p, pn}), fail, Assign::make(ok, boolean(false))});
+  const StmtPtr check = IfThenElse::make(ok, at.wrap(IfThenElse::make(lor(lt(p, i64(0)), ge(p, pn)), bad)));
+  return frame.wrap(For::make(t, i64(0), mul(bn, sn), ForKind::kSerial, check));
+}
+
+// One of q / k rotated into y, for row (b, s) at position rows cr / sr.
+StmtPtr rotate(const SlotVars& x, const SlotVars& y, const ExprPtr& b, const ExprPtr& s, const ExprPtr& sn,
+               const ExprPtr& dim, const ExprPtr& half, const VarPtr& cr, const VarPtr& sr, const VarPtr& fast,
+               const SlotVars& cos, const SlotVars& sin) {
+  const DType t = x.type->dtype(), c = compute_dtype(t);
+  const VarPtr h = Var::make("h", kIndex), j = Var::make("j", kIndex);
+  Lets head;
+  const VarPtr xr = head.bind_pointer(
+      "xr", address(x.data, add(add(mul(b, stride(x, 0)), mul(s, stride(x, 1))), mul(h, stride(x, 2)))), true);
+  const VarPtr yr =
+      head.bind_pointer("yr", address(y.data, mul(add(mul(add(mul(b, sn), s), extent(x, 2)), h), dim)), true);
+  auto body = [&](const ExprPtr& xs, const ExprPtr& cs, const ExprPtr& ss) {
+    auto X = [&](const ExprPtr& i) { return cast(c, load(xr, mul(i, xs))); };
+    const ExprPtr cj = cast(c, load(cr, mul(j, cs))), sj = cast(c, load(sr, mul(j, ss)));
+    const StmtPtr lo = For::make(j, i64(0), half, ForKind::kVectorized,
+                                 Store::make(yr, j, cast(t, add(mul(X(j), cj), mul(neg(X(add(j, half))), sj)))));
+    const StmtPtr hi = For::make(j, half, sub(dim, half), ForKind::kVectorized,
+                                 Store::make(yr, j, cast(t, add(mul(X(j), cj), mul(X(sub(j, half)), sj)))));
+    return Seq::make({lo, hi});
+  };
+  const StmtPtr rows = IfThenElse::make(fast, body(i64(1), i64(1), i64(1)),
+                                        body(stride(x, 3), stride(cos, 1), stride(sin, 1)));
+  return For::make(h, i64(0), extent(x, 2), ForKind::kSerial, head.wrap(rows));
+}
+
+}  // namespace
+
+LoweredStage lower_rope(const EntryVars& e, const std::array<size_t, 5>& in, const std::array<size_t, 2>& out) {
+  const Rope op{e.slot(in[0]), e.slot(in[1]), e.slot(in[2]), e.slot(in[3]), e.slot(in[4])};
+  const SlotVars &q = op.q, &k = op.k;
+  LoweredStage lowered;
+  const bool hoist = e.is_input(in[4]);
+  const VarPtr ok = Var::make("ok", Type::scalar(DType::kBool), true);
+  if (hoist) {
+    const StmtPtr walk = check_positions(e, op, ok, Seq::make({}));
+    lowered.precheck = Seq::make({Comment::make("precheck: rope positions"),
+                                  LetStmt::make(ok, boolean(true),
+                                                Seq::make({walk, IfThenElse::make(lnot(ok), Return::make(i32(kErrRopePosition)))}))});
+  }
+  Lets frame;
+  const VarPtr bn = frame.bind("Bn", op.batch()), sn = frame.bind("Sn", op.seq());
+  const VarPtr dim = frame.bind("D", extent(q, 3)), half = frame.bind("half", div(dim, i64(2)));
+  const VarPtr fast = frame.bind("fast", land(land(eq(stride(op.cos, 1), i64(1)), eq(stride(op.sin, 1), i64(1))),
+                                              land(eq(stride(q, 3), i64(1)), eq(stride(k, 3), i64(1)))));
+  const VarPtr t = Var::make("t", kIndex);
+  Lets row;
+  const VarPtr b = row.bind("b", div(t, sn)), s = row.bind("s", mod(t, sn));
+  const VarPtr p = row.bind("p", op.position(b, s));
+  const VarPtr cr = row.bind_pointer("cr", address(op.cos.data, mul(p, stride(op.cos, 0))), true);
+  const VarPtr sr = row.bind_pointer("sr", address(op.sin.data, mul(p, stride(op.sin, 0))), true);
+  const StmtPtr both = Seq::make({rotate(q, e.slot(out[0]), b, s, sn, dim, half, cr, sr, fast, op.cos, op.sin),
+                                  rotate(k, e.slot(out[1]), b, s, sn, dim, half, cr, sr, fast, op.cos, op.sin)});
+  // Nothing is written when a position failed its check (in this stage).
+  const ExprPtr go = hoist ? boolean(true) : ExprPtr(ok);
+  const ExprPtr rows = select(go, mul(bn, sn), i64(0));
+  const ExprPtr work = land(go, ge(mul(mul(mul(bn, sn), add(extent(q, 2), extent(k, 2))), dim), i64(kRowParallelMin)));
+  StmtPtr stage = frame.wrap(For::make(t, i64(0), rows, ForKind::kParallel, row.wrap(both), {}, work));
+  if (!hoist) {
+    stage = LetStmt::make(
+        ok, boolean(true),
+        Seq::make({check_positions(e, op, ok, Evaluate::make(extern_call("tf_fail", {e.err, i32(kErrRopePosition)}))),
+                   stage}));
+    lowered.may_fail = true;
+  }
+  lowered.stage = Seq::make({Comment::make("stage: rope -> slots " + std::to_string(out[0]) + ", " +
+                                           std::to_string(out[1])),
+                             stage});
+  return lowered;
+}
+
+}  // namespace tf::compiler

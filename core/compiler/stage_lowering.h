@@ -1,0 +1,50 @@
+// The compiler's part of a non-elementwise op's definition: how its stage
+// is lowered to TIR (lower_stages.h). Registered per op name (the registry's
+// key) in an ops::OpPartTable, as ScalarLowering is for elementwise ops
+// (scalar_lowering.h): the code generator finds an op's stage by its name,
+// and an op defined outside core adds its own with register_stage_lowering.
+//
+// What a stage lowering gets: the call, the slots of its tensor operands and
+// of its results, and a way to read an integer scalar operand (an offset, a
+// position, a composed dim) as an i64 value. Operands are the call's
+// arguments with Tuple arguments flattened (InsertSlice's offsets, Concat's
+// inputs); a Constant operand has no slot (its value is a literal).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/compiler/entry_vars.h"
+#include "core/ir/expr.h"
+#include "core/ops/completeness.h"
+
+namespace tf::compiler {
+
+struct StageCall {
+  const ir::Call& call;
+  std::vector<ir::ExprPtr> operands;  // arguments, Tuples flattened
+  std::vector<size_t> slots;          // the operands' slots, Constants skipped
+  // The result's slot, or one per projection of a tuple-valued op.
+  std::vector<size_t> results;
+  // An integer scalar operand as i64: a Constant's literal, or the value a
+  // rank-0 slot holds.
+  std::function<tir::ExprPtr(const ir::ExprPtr&)> int_value;
+};
+
+struct StageLowering {
+  LoweredStage (*lower)(const EntryVars& e, const StageCall& c);
+};
+
+// Null when the op has none (an elementwise op, a built-in row op, or an op
+// not compiled: the caller then reports it unsupported).
+const StageLowering* find_stage_lowering(std::string_view op_name);
+void register_stage_lowering(std::string op_name, StageLowering l);
+// The table as a part of the ops' completeness check (completeness.h).
+ops::OpPart stage_lowering_part();
+// The compiler's whole part of an op, for the completeness check: a scalar
+// lowering (elementwise), a stage lowering or a decomposition (decompose.h).
+ops::OpPart native_lowering_part();
+
+}  // namespace tf::compiler
