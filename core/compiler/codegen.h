@@ -2,18 +2,19 @@
 //
 // The body's Call DAG is cut into stages. A value is materialized (gets a
 // buffer slot) when it is a parameter, an output, read more than once and
-// not cheap to recompute, the result of a non-elementwise op (row ops, a
-// Reduce that is not fused, MatMul, layout and data ops: lower_stages.h),
-// or an operand such an op reads from memory; every other
-// elementwise value (any op with a scalar form: scalar_lowering.h) is
-// inlined into the loop of the stage that reads it, and so is a last-axis
-// Reduce read back along its row (lower_loop_nest.h). So x + r feeding
-// RMSNorm, silu(a) * b, or x * rsqrt(mean(x * x) + eps) * w is one pass
-// over memory; and a row op's input that must also be stored (residual +
-// RMSNorm's sum) is computed and stored by the row stage itself.
-// Every stage but the built-in row ops' (RMSNorm, LayerNorm, SoftMax, still
-// written as text here) is built as TIR (lower_loop_nest.h, lower_stages.h)
-// and printed by the CPU printer; Program::tir keeps their TIR text.
+// not cheap to recompute, the result of a non-elementwise op (a Reduce that
+// is not fused, MatMul, data ops, a view a stage could not read in place:
+// lower_stages.h), or an operand such an op reads from memory; every other
+// elementwise value (any op with a scalar form: scalar_lowering.h) and
+// view is inlined into the loop of the stage that reads it, and so is a
+// last-axis Reduce read back along its row (lower_loop_nest.h). The
+// built-in row ops (RMSNorm, LayerNorm, SoftMax) are their decompositions
+// (decompose.h) by then. So x + r feeding RMSNorm, silu(a) * b, or
+// x * rsqrt(mean(x * x) + eps) * w is one pass over memory; and a row
+// stage's input that must also be stored (residual + RMSNorm's sum) is
+// computed and stored by the row stage itself. Every stage is built as TIR
+// (lower_loop_nest.h, lower_stages.h) and printed by the CPU printer;
+// Program::tir keeps its text.
 //
 // Generated ABI (one extern "C" function named by the caller):
 //   int ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt)

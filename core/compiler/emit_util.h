@@ -2,10 +2,9 @@
 // and the CPU printer): C++ spellings of dtypes and literals, and the
 // kUnsupported error the compiler turns into an evaluator fallback.
 //
-// The built-in row ops' text emitter (codegen.cc's emit_row) writes one
-// `{ // stage: ... }` block of the generated entry (codegen.h's ABI): slot
-// k's buffer is B[k], its shape sh<k>[] and strides st<k>[] (in elements);
-// err / rt / RS are in scope.
+// The CPU printer writes each stage as one `{ // stage: ... }` block of
+// the generated entry (codegen.h's ABI): slot k's buffer is B[k], its shape
+// sh<k>[] and strides st<k>[] (in elements); err / rt / RS are in scope.
 #pragma once
 
 #include <cstdint>

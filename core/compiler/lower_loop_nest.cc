@@ -867,26 +867,11 @@ class Stage {
   // body, no load of a buffer it stores to. Appends the fills to *before.
   StmtPtr stage_chunk_calls(const StmtPtr& body, const VarPtr& c1, std::vector<StmtPtr>* before,
                             std::vector<VarPtr>* bufs, std::vector<Reduction>* reductions) {
-    struct Collect final : Visitor {
-      std::unordered_set<const Var*> bound, stored;
-      void visit_LetStmt(const LetStmt& n) override {
-        bound.insert(n.var().get());
-        Visitor::visit_LetStmt(n);
-      }
-      void visit_Assign(const Assign& n) override {
-        bound.insert(n.var().get());
-        Visitor::visit_Assign(n);
-      }
-      void visit_Store(const Store& n) override {
-        stored.insert(n.base().get());
-        Visitor::visit_Store(n);
-      }
-    } inside;
-    inside.visit(body);
+    const Writes inside = writes_of(body);
     auto stageable = [&](const ExprPtr& e) {
       auto* c = as<Call>(e);
       return c && c->name() == "tf_exp" && c->dtype() == DType::kF32 && c->args().size() == 1 &&
-             independent_of(c->args()[0], inside.bound, inside.stored);
+             independent_of(c->args()[0], inside.vars, inside.buffers);
     };
     // Where each staged exp lives: (buffer, whether it is a row indexed by
     // j rather than a chunk buffer indexed by j - c0).

@@ -232,11 +232,8 @@ class CommonCallBinder final : public Mutator {
     if (n.for_kind() == ForKind::kVectorized) {
       // The outermost repeated call first (its operands' calls go with it).
       for (int bound = 0;; ++bound) {
-        Binders b;
-        b.visit(body);
-        StoreBases st;
-        st.visit(body);
-        CallCounter counter(b.vars, st.vars);
+        const Writes w = writes_of(body);
+        CallCounter counter(w.vars, w.buffers);
         counter.mutate(body);
         const std::pair<const std::string, std::pair<ExprPtr, int>>* best = nullptr;
         for (const auto& c : counter.calls)
@@ -255,6 +252,14 @@ class CommonCallBinder final : public Mutator {
 StmtPtr hoist_loop_invariants(const StmtPtr& s) { return InvariantHoister().mutate(s); }
 
 StmtPtr bind_common_calls(const StmtPtr& s) { return CommonCallBinder().mutate(s); }
+
+Writes writes_of(const StmtPtr& s) {
+  Binders b;
+  b.visit(s);
+  StoreBases st;
+  st.visit(s);
+  return Writes{std::move(b.vars), std::move(st.vars)};
+}
 
 StmtPtr substitute(const StmtPtr& s, const VarMap& values) { return Substituter(values).mutate(s); }
 ExprPtr substitute(const ExprPtr& e, const VarMap& values) { return Substituter(values).mutate(e); }

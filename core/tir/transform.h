@@ -46,6 +46,13 @@ StmtPtr hoist_loop_invariants(const StmtPtr& s);
 // float exp), and the second copy doubled softmax's sum pass.
 StmtPtr bind_common_calls(const StmtPtr& s);
 
+// What a statement writes anywhere inside it: the variables it binds (For,
+// LetStmt, Allocate) or assigns, and the buffers it stores to.
+struct Writes {
+  std::unordered_set<const Var*> vars, buffers;
+};
+Writes writes_of(const StmtPtr& s);
+
 // Whether e reads none of `vars` and loads through none of `stored`: its
 // value does not change where those are the variables assigned and the
 // buffers written.
