@@ -741,7 +741,9 @@ class Stage {
     StmtPtr stage = par;
     if (f.nt) {
       const int64_t bytes = ir::dtype_bytes(iter_.dtype());
-      stage = LetStmt::make(f.nt, ge(mul(mul(f.outer, inner_), i64(bytes)), i64(kStreamMinBytes)), stage);
+      stage = LetStmt::make(f.nt, land(ge(mul(mul(f.outer, inner_), i64(bytes)), i64(kStreamMinBytes)),
+                                       ge(inner_, i64(kStreamMinRow))),
+                            stage);
     }
     stage = LetStmt::make(f.fast, unit_strides(f.bs), stage);
     for (auto it = f.lets.rbegin(); it != f.lets.rend(); ++it) stage = LetStmt::make(it->first, it->second, stage);

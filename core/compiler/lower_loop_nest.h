@@ -97,6 +97,10 @@ struct ViewRefused {
 constexpr int64_t kChunk = 256;
 constexpr int64_t kBlock = 16384;
 constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
+// Each streamed row ends with a store fence: rows shorter than this do not
+// stream (RoPE written by hand over [4, 512, 32, 128] f32, rows of 128: a
+// fence per 512 bytes made it 4x slower than not streaming).
+constexpr int64_t kStreamMinRow = 2048;
 constexpr int64_t kElementwiseParallelMin = 65536;
 constexpr int64_t kRowParallelMin = 32768;
 // Floats in a half-precision row stage's scratch row (32 KiB).

@@ -104,6 +104,15 @@ TEST_F(Views, RotateHalfRopeIsOneLoopNest) {
   agree("rope_bf16", {{5, 3, 64}, {5, 1, 64}, {5, 1, 64}});
 }
 
+TEST_F(Views, ShortRowsAreNotStreamed) {
+  // Each streamed row ends with a store fence: rows of a head dimension
+  // (128) would pay one per 512 bytes, so the streaming flag asks for long
+  // rows as well as a large output.
+  const std::string tir = compiler::generate(fn("rope_composed")).tir;
+  EXPECT_NE(tir.find("let nt: bool = ((((outer * inner) * 4) >= 16777216) && (inner >= 2048))"), std::string::npos)
+      << tir;
+}
+
 TEST_F(Views, RopeReadsStridedAndOffsetOperands) {
   // q as a [B, H, S, D] buffer seen as [B, S, H, D], and a cos table read at
   // an offset inside a larger buffer.
