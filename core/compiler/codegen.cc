@@ -185,7 +185,7 @@ class Generator {
     if (dynamic_cast<const ops::Zeros*>(op)) return;
     if (auto* r = dynamic_cast<const ops::Reduce*>(op)) {
       // bool max (the one bool reduction typeinfer accepts) is any(x) in the
-      // evaluator; emit_reduce's max over bool computes the same.
+      // evaluator; the reduce stage's max over bool computes the same.
       if (tensor_type(*c.args()[0]).dtype() == DType::kBool && r->kind == ops::ReduceKind::kMax &&
           c.args()[0]->kind() != ir::ExprKind::kConstant) {
         force_.insert(c.args()[0].get());
@@ -250,8 +250,8 @@ class Generator {
       if (a->kind() == ir::ExprKind::kConstant) unsupported("RoPE of a constant");
       force_.insert(a.get());
     }
-    // A position out of the caches' range: may_fail_ is set by emit_rope
-    // unless the check runs before any stage.
+    // A position out of the caches' range: the RoPE stage says it may fail
+    // unless its check runs before any stage (lower_rope.cc).
   }
 
   // Reshape / Transpose / Slice: a strided copy of a materialized operand.
@@ -270,8 +270,8 @@ class Generator {
     reduces_.push_back(&c);  // its operand is forced to memory unless decide_fusion fuses it
   }
 
-  // Ops with their own stage emitter (emit_data.h, emit_conv.h): every tensor
-  // operand is read from memory, Tuple operands flattened (operands()).
+  // Ops whose stage (lower_data.cc, lower_shape.cc, lower_conv.cc) reads
+  // every tensor operand from memory, Tuple operands flattened (operands()).
   static bool is_data_op(const ir::Op& op) {
     return dynamic_cast<const ops::Gather*>(&op) || dynamic_cast<const ops::TopK*>(&op) ||
            dynamic_cast<const ops::Concat*>(&op) || dynamic_cast<const ops::Stack*>(&op) ||
@@ -317,11 +317,8 @@ class Generator {
     emit_stage(*l, c, std::move(results));
   }
 
-  bool is_row_or_gemm(const ir::Call& c) const {
-    const ir::Op* op = c.op().get();
-    return dynamic_cast<const ops::MatMul*>(op) || dynamic_cast<const ops::Reduce*>(op) ||
-           is_layout(*op) || is_data_op(*op);
-  }
+  // A value computed by a stage of its own (stage_lowering.h): always in memory.
+  static bool has_own_stage(const ir::Call& c) { return find_stage_lowering(c.op()->name()) != nullptr; }
 
   bool materialized(const ir::Call& c) const {
     if (slot_of_.count(&c) || force_.count(&c)) return true;
@@ -329,7 +326,7 @@ class Generator {
     auto it = uses_.find(&c);
     const bool shared = it != uses_.end() && it->second > 1 && !recomputed_.count(&c);
     if (inline_view(c)) return shared;
-    return is_row_or_gemm(c) || shared;
+    return has_own_stage(c) || shared;
   }
 
   // A view (lower_loop_nest.h) read in place by the stages that read it,
