@@ -123,14 +123,6 @@ class Generator {
         count_uses(a);
       }
     };
-    if (is_insert(*c.op())) {
-      check_insert(c);
-      return read_operands(operands(c));
-    }
-    if (dynamic_cast<const ops::RoPE*>(c.op().get())) {
-      check_rope(c);
-      return read_operands(c.args());
-    }
     if (inline_view(c)) {
       for (const ExprPtr& a : operands(c)) {
         if (a->kind() == ir::ExprKind::kConstant || a->kind() == ir::ExprKind::kTuple)
@@ -140,74 +132,48 @@ class Generator {
       ctype(tensor_type(c).dtype());
       return read_operands(operands(c));
     }
-    if (is_data_op(*c.op())) {
-      check_data(c);
-      return read_operands(operands(c));
-    }
-    check_op(c);
-    read_operands(c.args());
-    if (dynamic_cast<const ops::MatMul*>(c.op().get())) {
-      for (const ExprPtr& a : c.args()) {
-        if (a->kind() == ir::ExprKind::kConstant) unsupported("MatMul of a constant");
-        force_.insert(a.get());
+    if (const StageLowering* l = find_stage_lowering(c.op()->name())) {
+      // A stage of its own: what it reads from memory, whether it can fail.
+      const std::vector<ExprPtr> ops = operands(c);
+      if (c.type()->kind() == ir::TypeKind::kTensor) ctype(tensor_type(c).dtype());
+      for (const ExprPtr& a : ops) {
+        if (a->kind() == ir::ExprKind::kTuple) unsupported("a nested tuple operand");
+        ctype(tensor_type(*a).dtype());
       }
+      const StageNeeds needs = l->needs(c, ops);
+      for (size_t i = 0; i < ops.size(); ++i)
+        if (needs.in_memory.at(i)) force_.insert(ops[i].get());
+      may_fail_ = may_fail_ || needs.may_fail;
+      // A reduction is fused into its readers or a stage of its own:
+      // decide_fusion forces its operand to memory when it is not fused.
+      if (is_reduce(c)) reduces_.push_back(&c);
+      return read_operands(ops);
     }
+    check_elementwise(c);
+    read_operands(c.args());
   }
 
-  void check_op(const ir::Call& c) {
-    const ir::Op* op = c.op().get();
-    DType out = tensor_type(c).dtype();
-    ctype(out);
-    bool half = is_half(out);
-    bool fp8 = is_fp8(out);
-    for (const ExprPtr& a : c.args()) {
-      half = is_half(tensor_type(*a).dtype()) || half;
-      fp8 = is_fp8(tensor_type(*a).dtype()) || fp8;
-    }
-    // 8-bit floats are converted and moved, not computed on (emit_util.h).
-    if (fp8 && !dynamic_cast<const ops::Cast*>(op) && !is_layout(*op)) unsupported("fp8 " + std::string(op->name()));
-    const bool elementwise = is_scalar_op(*op);
-    const bool row = dynamic_cast<const ops::Reduce*>(op) || is_layout(*op);
-    if (half && !elementwise && !row && !dynamic_cast<const ops::MatMul*>(op)) unsupported("f16/bf16 " + std::string(op->name()));
-    if (auto* b = dynamic_cast<const ops::Binary*>(op)) {
-      if (b->kind == BinaryKind::kDiv && !ir::is_float(tensor_type(*c.args()[0]).dtype())) {
-        if (tensor_type(*c.args()[0]).dtype() == DType::kBool) unsupported("div of bool");
-        may_fail_ = true;  // a zero divisor is a run-time error
-      }
-      return;
-    }
-    if (is_scalar_op(*op)) return;  // its stage's lowering reports whether it can fail
-    if (dynamic_cast<const ops::MatMul*>(op)) {
-      if (!ir::is_float(out)) unsupported("a non-float MatMul");
-      if (tensor_type(*c.args()[0]).rank() < 2 || tensor_type(*c.args()[1]).rank() < 2) unsupported("MatMul of a vector");
-      return;
-    }
-    if (dynamic_cast<const ops::Zeros*>(op)) return;
-    if (auto* r = dynamic_cast<const ops::Reduce*>(op)) {
-      // bool max (the one bool reduction typeinfer accepts) is any(x) in the
-      // evaluator; the reduce stage's max over bool computes the same.
-      if (tensor_type(*c.args()[0]).dtype() == DType::kBool && r->kind == ops::ReduceKind::kMax &&
-          c.args()[0]->kind() != ir::ExprKind::kConstant) {
-        force_.insert(c.args()[0].get());
-        return;
-      }
-      return check_reduce(c, *r);
-    }
-    if (is_layout(*op)) {
-      if (c.args()[0]->kind() == ir::ExprKind::kConstant) unsupported(std::string(op->name()) + " of a constant");
-      force_.insert(c.args()[0].get());
-      return;
-    }
-    unsupported("op " + std::string(op->name()));
+  // An elementwise op: its scalar form (scalar_lowering.h) lowers it, and
+  // says itself whether it can fail. 8-bit floats are converted and moved,
+  // not computed on (emit_util.h).
+  void check_elementwise(const ir::Call& c) {
+    const ir::Op& op = *c.op();
+    if (!is_scalar_op(op)) unsupported("op " + std::string(op.name()));
+    bool fp8 = is_fp8(ctype_checked(c));
+    for (const ExprPtr& a : c.args()) fp8 = fp8 || is_fp8(tensor_type(*a).dtype());
+    if (fp8 && op.name() != "Cast") unsupported("fp8 " + std::string(op.name()));
   }
+  DType ctype_checked(const ir::Call& c) {
+    const DType d = tensor_type(c).dtype();
+    ctype(d);
+    return d;
+  }
+
+  static bool is_reduce(const ir::Call& c) { return c.op() && c.op()->name() == "Reduce"; }
 
   // Ops with a scalar form (scalar_lowering.h): inlined into the loop nest
   // of the stage that reads them, whichever op it is.
   static bool is_scalar_op(const ir::Op& op) { return find_scalar_lowering(op.name()) != nullptr; }
-
-  static bool is_insert(const ir::Op& op) {
-    return dynamic_cast<const ops::InsertSlice*>(&op) || dynamic_cast<const ops::CacheUpdate*>(&op);
-  }
 
   // A call's operands with InsertSlice's offsets tuple flattened.
   static std::vector<ExprPtr> operands(const ir::Call& c) {
@@ -217,86 +183,6 @@ class Generator {
       else out.push_back(a);
     }
     return out;
-  }
-
-  // InsertSlice / CacheUpdate read whole tensors from memory (dst / cache
-  // and update / new) and their integer scalars as values (a Constant is a
-  // literal); every element dtype is copied as stored.
-  void check_insert(const ir::Call& c) {
-    const std::vector<ExprPtr> ops = operands(c);
-    ctype(tensor_type(c).dtype());
-    if (tensor_type(c).rank() > 16) unsupported("an InsertSlice / CacheUpdate of rank > 16");
-    const bool cache = dynamic_cast<const ops::CacheUpdate*>(c.op().get()) != nullptr;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const ExprPtr& a = ops[i];
-      const bool data = cache ? (i == 0 || i == 3) : i < 2;
-      if (a->kind() == ir::ExprKind::kTuple) unsupported("a nested tuple operand");
-      ctype(tensor_type(*a).dtype());
-      if (a->kind() == ir::ExprKind::kConstant) {
-        if (data) unsupported(std::string(c.op()->name()) + " of a constant tensor");
-        continue;
-      }
-      force_.insert(a.get());
-    }
-    may_fail_ = true;  // the window / cur_pos / s checks
-  }
-
-  // RoPE reads its operands from memory (q / k rows are read at two
-  // offsets): one loop nest computes both rotated outputs.
-  void check_rope(const ir::Call& c) {
-    for (const ExprPtr& a : c.args()) {
-      const ir::TensorType& t = tensor_type(*a);
-      ctype(t.dtype());
-      if (a->kind() == ir::ExprKind::kConstant) unsupported("RoPE of a constant");
-      force_.insert(a.get());
-    }
-    // A position out of the caches' range: the RoPE stage says it may fail
-    // unless its check runs before any stage (lower_rope.cc).
-  }
-
-  // Reshape / Transpose / Slice: a strided copy of a materialized operand.
-  static bool is_layout(const ir::Op& op) {
-    return dynamic_cast<const ops::Reshape*>(&op) || dynamic_cast<const ops::Transpose*>(&op) ||
-           dynamic_cast<const ops::Slice*>(&op);
-  }
-
-  // Reduce over any axes: one task per kept element of its (materialized)
-  // operand, which loops over the reduced axes (the last one innermost).
-  void check_reduce(const ir::Call& c, const ops::Reduce& r) {
-    const ir::TensorType& x = tensor_type(*c.args()[0]);
-    if (x.dtype() == DType::kBool) unsupported("Reduce of bool");
-    if (r.kind == ops::ReduceKind::kMean && !ir::is_float(x.dtype())) unsupported("integer mean");
-    if (c.args()[0]->kind() == ir::ExprKind::kConstant) unsupported("Reduce of a constant");
-    reduces_.push_back(&c);  // its operand is forced to memory unless decide_fusion fuses it
-  }
-
-  // Ops whose stage (lower_data.cc, lower_shape.cc, lower_conv.cc) reads
-  // every tensor operand from memory, Tuple operands flattened (operands()).
-  static bool is_data_op(const ir::Op& op) {
-    return dynamic_cast<const ops::Gather*>(&op) || dynamic_cast<const ops::TopK*>(&op) ||
-           dynamic_cast<const ops::Concat*>(&op) || dynamic_cast<const ops::Stack*>(&op) ||
-           dynamic_cast<const ops::Reshard*>(&op) || dynamic_cast<const ops::ShapeOf*>(&op) ||
-           dynamic_cast<const ops::Rank*>(&op) || dynamic_cast<const ops::ShapeExtract*>(&op) ||
-           dynamic_cast<const ops::ShapeCompose*>(&op) || dynamic_cast<const ops::Conv2D*>(&op);
-  }
-
-  // Forces every tensor operand of a data op to memory. Only ShapeCompose's
-  // dims may be constants (literals); Conv2D computes in float / double.
-  void check_data(const ir::Call& c) {
-    const ir::Op* op = c.op().get();
-    const bool conv = dynamic_cast<const ops::Conv2D*>(op) != nullptr;
-    if (!dynamic_cast<const ops::TopK*>(op)) ctype(tensor_type(c).dtype());  // TopK: a (values, indices) tuple
-    for (const ExprPtr& a : operands(c)) {
-      if (a->kind() == ir::ExprKind::kTuple) unsupported("a nested tuple operand");
-      const DType d = tensor_type(*a).dtype();
-      ctype(d);
-      if (conv && (!ir::is_float(d) || is_fp8(d))) unsupported("Conv2D of dtype " + std::string(ir::dtype_name(d)));
-      if (a->kind() == ir::ExprKind::kConstant) {
-        if (dynamic_cast<const ops::ShapeCompose*>(op)) continue;
-        unsupported(std::string(op->name()) + " of a constant");
-      }
-      force_.insert(a.get());
-    }
   }
 
   // A stage lowered by the part its op registered (stage_lowering.h) into
@@ -497,7 +383,8 @@ class Generator {
     if (auto* g = ir::expr_as<ir::TupleGetItem>(e)) return plan(g->tuple());
     auto* c = ir::expr_as<ir::Call>(e);
     if (!c) return;
-    if (is_insert(*c->op())) return plan_insert(e, *c);
+    if (const StageLowering* l = find_stage_lowering(c->op()->name()); l && l->in_place)
+      return plan_in_place(e, *c, *l);
     ExprPtr produced;
     if (auto p = producer_for_.find(c); p != producer_for_.end() && !planned_.count(p->second.get())) {
       produced = p->second;
@@ -563,7 +450,7 @@ class Generator {
   // writes its window in place (no copy). A dst given as an input (the
   // caller's, or a loop carry) is copied unless the host passes the result
   // buffer itself (loop_plan.h: an in-place carry), which the stage checks.
-  void plan_insert(const ExprPtr& e, const ir::Call& c) {
+  void plan_in_place(const ExprPtr& e, const ir::Call& c, const StageLowering& l) {
     size_t s;
     if (auto it = slot_of_.find(&c); it != slot_of_.end()) {
       s = it->second;
@@ -574,10 +461,10 @@ class Generator {
     const ExprPtr& dst = c.args()[0];
     auto* dc = ir::expr_as<ir::Call>(dst);
     if (dc && dc->op() && !inputs_.count(dst.get()) && !slot_of_.count(dst.get()) && !planned_.count(dst.get()) &&
-        uses_[dst.get()] == 1 && !dynamic_cast<const ops::RoPE*>(dc->op().get()))
+        uses_[dst.get()] == 1)
       slot_of_[dst.get()] = s;
     for (const ExprPtr& a : operands(c)) plan(a);
-    emit_stage(*find_stage_lowering(c.op()->name()), c, {s});
+    emit_stage(l, c, {s});
   }
 
   // An integer scalar operand (an insert's offset, a composed dim) as an

@@ -54,6 +54,7 @@ ExprPtr lower_binary(const ScalarArgs& a) {
     case BinaryKind::kMul: return fl ? tir::mul(x, y) : tcall(c, "tf_wmul", {x, y});
     case BinaryKind::kDiv:
       if (fl) return tir::div(x, y);
+      if (in == DType::kBool) unsupported("div of bool");
       return tir::Call::make(Type::scalar(c), "tf_floordiv", {x, y, a.err}, tir::Call::kExtern, {Type::scalar(c)});
     case BinaryKind::kMinimum: return tcall(c, "tf_min", {x, y});
     case BinaryKind::kMaximum: return tcall(c, "tf_max", {x, y});

@@ -15,6 +15,83 @@ const T& op_of(const StageCall& c) {
   return static_cast<const T&>(*c.call.op());
 }
 
+// ---- what each stage needs of its call ------------------------------------------
+
+std::string name_of(const ir::Call& c) { return std::string(c.op()->name()); }
+
+// Every operand read from memory: none may be a literal.
+StageNeeds all_in_memory(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  StageNeeds n;
+  for (const ir::ExprPtr& a : operands) {
+    if (a->kind() == ir::ExprKind::kConstant) unsupported(name_of(c) + " of a constant");
+    n.in_memory.push_back(true);
+  }
+  return n;
+}
+// 8-bit floats are converted and moved, not computed on (emit_util.h).
+void no_fp8(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  bool fp8 = c.type()->kind() == ir::TypeKind::kTensor && is_fp8(tensor_type(c).dtype());
+  for (const ir::ExprPtr& a : operands) fp8 = fp8 || is_fp8(tensor_type(*a).dtype());
+  if (fp8) unsupported("fp8 " + name_of(c));
+}
+// Literals allowed: integer scalars (offsets, positions, dims) are values.
+StageNeeds memory_but_literals(const std::vector<ir::ExprPtr>& operands) {
+  StageNeeds n;
+  for (const ir::ExprPtr& a : operands) n.in_memory.push_back(a->kind() != ir::ExprKind::kConstant);
+  return n;
+}
+
+// A Reduce is fused into its readers or a stage of its own; which, the
+// fusion decision says (it forces the operand to memory when not fused).
+StageNeeds reduce_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  const auto& r = static_cast<const ops::Reduce&>(*c.op());
+  const ir::DType x = tensor_type(*operands[0]).dtype();
+  no_fp8(c, operands);
+  // bool max (the one bool reduction typeinfer accepts) is any(x) in the
+  // evaluator; the reduce stage's max over bool computes the same.
+  if (x == ir::DType::kBool && r.kind != ops::ReduceKind::kMax) unsupported("Reduce of bool");
+  if (r.kind == ops::ReduceKind::kMean && !ir::is_float(x)) unsupported("integer mean");
+  if (operands[0]->kind() == ir::ExprKind::kConstant) unsupported("Reduce of a constant");
+  return StageNeeds{{false}, false};
+}
+// Whole matrices, from memory, through the shared GEMM.
+StageNeeds matmul_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  no_fp8(c, operands);
+  if (!ir::is_float(tensor_type(c).dtype())) unsupported("a non-float MatMul");
+  if (tensor_type(*operands[0]).rank() < 2 || tensor_type(*operands[1]).rank() < 2) unsupported("MatMul of a vector");
+  return all_in_memory(c, operands);
+}
+// InsertSlice (dst, update, offsets...) / CacheUpdate (cache, cur_pos, s,
+// new): the tensors from memory, the integer scalars as values; the window
+// / position checks can fail.
+StageNeeds insert_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  if (tensor_type(c).rank() > 16) unsupported("an InsertSlice / CacheUpdate of rank > 16");
+  const bool cache = c.op()->name() == "CacheUpdate";
+  for (size_t i = 0; i < operands.size(); ++i)
+    if ((cache ? (i == 0 || i == 3) : i < 2) && operands[i]->kind() == ir::ExprKind::kConstant)
+      unsupported(name_of(c) + " of a constant tensor");
+  StageNeeds n = memory_but_literals(operands);
+  n.may_fail = true;
+  return n;
+}
+// ShapeCompose's dims may be literals.
+StageNeeds shape_compose_needs(const ir::Call&, const std::vector<ir::ExprPtr>& operands) {
+  return memory_but_literals(operands);
+}
+// Conv2D computes in float / double.
+StageNeeds conv2d_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  for (const ir::ExprPtr& a : operands) {
+    const ir::DType d = tensor_type(*a).dtype();
+    if (!ir::is_float(d) || is_fp8(d)) unsupported("Conv2D of dtype " + std::string(ir::dtype_name(d)));
+  }
+  return all_in_memory(c, operands);
+}
+// RoPE, Gather, TopK, Stack, Reshard, the shape queries, and views a fused
+// stage could not read in place (copies of any dtype).
+StageNeeds in_memory_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
+  return all_in_memory(c, operands);
+}
+
 LoweredStage reduce(const EntryVars& e, const StageCall& c) {
   return lower_reduce(e, c.results[0], c.slots[0], op_of<ops::Reduce>(c));
 }
@@ -82,35 +159,36 @@ LoweredStage conv2d(const EntryVars& e, const StageCall& c) {
 
 // local(x) is one mesh instance's view: no single-device kernel has it (the
 // evaluator says the same and runs it per instance on a virtual mesh).
-LoweredStage local(const EntryVars&, const StageCall&) {
-  ir::fail(ir::ErrorKind::kUnsupported,
-           "local(x) is the view of one mesh instance; evaluate the function with mesh=\"virtual\"");
+[[noreturn]] void no_single_device_local() {
+  unsupported("Local, the view of one mesh instance (evaluate the function with mesh=\"virtual\"),");
 }
+LoweredStage local(const EntryVars&, const StageCall&) { no_single_device_local(); }
+StageNeeds local_needs(const ir::Call&, const std::vector<ir::ExprPtr>&) { no_single_device_local(); }
 
 // The ops layer's per-op part table, filled with the built-in lowerings on
 // first use.
 ops::OpPartTable<StageLowering>& table() {
   static ops::OpPartTable<StageLowering>* t = [] {
     auto* p = new ops::OpPartTable<StageLowering>("a stage lowering");
-    p->add("Reduce", {reduce});
-    p->add("MatMul", {matmul});
-    p->add("Reshape", {reshape});
-    p->add("Transpose", {transpose});
-    p->add("Slice", {slice});
-    p->add("InsertSlice", {insert_slice});
-    p->add("CacheUpdate", {cache_update});
-    p->add("RoPE", {rope});
-    p->add("Gather", {gather});
-    p->add("TopK", {topk});
-    p->add("Concat", {concat});
-    p->add("Stack", {stack});
-    p->add("Reshard", {reshard});
-    p->add("ShapeOf", {shape_of});
-    p->add("Rank", {rank});
-    p->add("ShapeExtract", {shape_extract});
-    p->add("ShapeCompose", {shape_compose});
-    p->add("Conv2D", {conv2d});
-    p->add("Local", {local});
+    p->add("Reduce", {reduce, reduce_needs});
+    p->add("MatMul", {matmul, matmul_needs});
+    p->add("Reshape", {reshape, in_memory_needs});
+    p->add("Transpose", {transpose, in_memory_needs});
+    p->add("Slice", {slice, in_memory_needs});
+    p->add("InsertSlice", {insert_slice, insert_needs, /*in_place=*/true});
+    p->add("CacheUpdate", {cache_update, insert_needs, /*in_place=*/true});
+    p->add("RoPE", {rope, in_memory_needs});
+    p->add("Gather", {gather, in_memory_needs});
+    p->add("TopK", {topk, in_memory_needs});
+    p->add("Concat", {concat, in_memory_needs});
+    p->add("Stack", {stack, in_memory_needs});
+    p->add("Reshard", {reshard, in_memory_needs});
+    p->add("ShapeOf", {shape_of, in_memory_needs});
+    p->add("Rank", {rank, in_memory_needs});
+    p->add("ShapeExtract", {shape_extract, in_memory_needs});
+    p->add("ShapeCompose", {shape_compose, shape_compose_needs});
+    p->add("Conv2D", {conv2d, conv2d_needs});
+    p->add("Local", {local, local_needs});
     return p;
   }();
   return *t;

@@ -33,8 +33,21 @@ struct StageCall {
   std::function<tir::ExprPtr(const ir::ExprPtr&)> int_value;
 };
 
+// What a stage needs of its call, known before the kernel is planned.
+struct StageNeeds {
+  std::vector<bool> in_memory;  // per operand: read from its slot (a Constant never is)
+  bool may_fail = false;        // a run-time check that can fail after other stages wrote
+};
+
 struct StageLowering {
   LoweredStage (*lower)(const EntryVars& e, const StageCall& c);
+  // Throws Error(kUnsupported) for a form of the call the stage does not
+  // compile (a dtype, a Constant operand); says which operands it reads
+  // from memory (operands as StageCall's: Tuples flattened).
+  StageNeeds (*needs)(const ir::Call& c, const std::vector<ir::ExprPtr>& operands);
+  // The stage may write its result into its first operand's buffer (an
+  // insert into a dst nothing else reads: no copy of dst).
+  bool in_place = false;
 };
 
 // Null when the op has none (an elementwise op, a built-in row op, or an op
