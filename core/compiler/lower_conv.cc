@@ -15,7 +15,6 @@ using namespace tir;
 
 namespace {
 
-const Type kIndex = Type::scalar(DType::kI64);
 // im2col rows run in parallel from this many gathered values.
 constexpr int64_t kIm2colParallelMin = 65536;
 

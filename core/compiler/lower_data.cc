@@ -12,7 +12,6 @@ using namespace tir;
 
 namespace {
 
-const Type kIndex = Type::scalar(DType::kI64);
 // Below these many elements (TopK: compared values) a stage runs on one thread.
 constexpr int64_t kGatherParallelMin = 65536;
 constexpr int64_t kTopKParallelMin = 8192;

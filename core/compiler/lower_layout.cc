@@ -14,7 +14,6 @@ using namespace tir;
 
 namespace {
 
-const Type kIndex = Type::scalar(DType::kI64);
 // A copy moves 2 values per element: threads pay off later than for a
 // stage that computes.
 constexpr int64_t kLayoutParallelMin = 65536;

@@ -25,8 +25,6 @@ using namespace tir;
 
 namespace {
 
-const Type kIndex = Type::scalar(DType::kI64);
-
 // A call computed a chunk at a time: fn over the buffer `buf` filled with arg.
 struct Staged {
   std::string fn;

@@ -92,6 +92,9 @@ struct ViewRefused {
   std::string why;
 };
 
+// The type of every index and extent in a lowered stage.
+inline const tir::Type kIndex = tir::Type::scalar(ir::DType::kI64);
+
 // Tuning constants of the CPU loops (the prelude has the same values for
 // its own routines).
 constexpr int64_t kChunk = 256;

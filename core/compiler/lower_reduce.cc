@@ -21,8 +21,6 @@ using namespace tir;
 
 namespace {
 
-const Type kIndex = Type::scalar(DType::kI64);
-
 // The operand's axes split into kept and reduced ones, in axis order.
 struct Axes {
   std::vector<size_t> kept, reduced;

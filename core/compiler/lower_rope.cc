@@ -17,8 +17,6 @@ using namespace tir;
 
 namespace {
 
-const Type kIndex = Type::scalar(DType::kI64);
-
 // The operands, named.
 struct Rope {
   const SlotVars &q, &k, &cos, &sin, &pos;
