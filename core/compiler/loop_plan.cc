@@ -6,8 +6,8 @@
 #include <unordered_set>
 
 #include "core/compiler/inline.h"
+#include "core/compiler/stage_lowering.h"
 #include "core/ir/error.h"
-#include "core/ops/tensor/tensor.h"
 
 namespace tf::compiler {
 namespace {
@@ -162,14 +162,15 @@ class Builder {
   }
 
   // Whether yield k may overwrite carry k's buffer: the body is one segment
-  // (no inner loop could hand the carry on), yield k is an insert whose dst
-  // is carry k, and nothing else in the body reads carry k.
+  // (no inner loop could hand the carry on), yield k is a stage that writes
+  // in place into its first operand (an insert: stage_lowering.h) and that
+  // operand is carry k, and nothing else in the body reads carry k.
   static bool in_place(const ir::GridRegionExpr::Fields& f, const Scope& body, size_t k) {
     if (!body.loops.empty() || !body.final.kernel) return false;
     auto* c = ir::expr_as<ir::Call>(f.yield_values[k]);
     if (!c || !c->op() || c->args().empty() || c->args()[0].get() != f.carried_args[k].get()) return false;
-    if (!dynamic_cast<const ops::InsertSlice*>(c->op().get()) && !dynamic_cast<const ops::CacheUpdate*>(c->op().get()))
-      return false;
+    const StageLowering* l = find_stage_lowering(c->op()->name());
+    if (!l || !l->in_place) return false;
     const Expr* var = f.carried_args[k].get();
     int refs = 0;
     std::unordered_set<const Expr*> seen;
