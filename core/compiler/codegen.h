@@ -1,20 +1,14 @@
 // Code generation: a sealed normal Function -> the C++ text of one kernel.
 //
-// The body's Call DAG is cut into stages. A value is materialized (gets a
-// buffer slot) when it is a parameter, an output, read more than once and
-// not cheap to recompute, the result of a non-elementwise op (a Reduce that
-// is not fused, MatMul, data ops, a view a stage could not read in place:
-// lower_stages.h), or an operand such an op reads from memory; every other
-// elementwise value (any op with a scalar form: scalar_lowering.h) and
-// view is inlined into the loop of the stage that reads it, and so is a
-// last-axis Reduce read back along its row (lower_loop_nest.h). The
-// built-in row ops (RMSNorm, LayerNorm, SoftMax) are their decompositions
-// (decompose.h) by then. So x + r feeding RMSNorm, silu(a) * b, or
-// x * rsqrt(mean(x * x) + eps) * w is one pass over memory; and a row
-// stage's input that must also be stored (residual + RMSNorm's sum) is
-// computed and stored by the row stage itself. Every stage is built as TIR
-// (lower_loop_nest.h, lower_stages.h) and printed by the CPU printer;
-// Program::tir keeps its text.
+// The pipeline of one straight-line segment: built-in ops with a
+// decomposition become their composition (decompose.h); the fusion plan
+// decides which values are stored and which are fused into the stages that
+// read them (fusion_plan.h: so x + r feeding RMSNorm, silu(a) * b, or
+// x * rsqrt(mean(x * x) + eps) * w is one pass over memory); every stored
+// value is lowered to a stage of TIR (lower_segment.h, over
+// lower_loop_nest.h and the ops' stage lowerings, stage_lowering.h); the
+// CPU printer spells the entry (cpu/entry_printer.h). Program::tir keeps
+// the TIR's text.
 //
 // Generated ABI (one extern "C" function named by the caller):
 //   int ENTRY(void* const* P, const int64_t* SH, const int64_t* ST, const tf_rt* rt)
@@ -25,7 +19,7 @@
 // parameters alone (RoPE's positions) run first and return before anything
 // is allocated or written; they do not make Program::may_fail true.
 // P holds one pointer per slot (inputs, then outputs, then temporaries, which
-// are null: the kernel allocates them); SH / ST hold every slot's shape and
+// the host allocates per call from a pool); SH / ST hold every slot's shape and
 // strides (in elements), concatenated in slot order. Extents are run-time
 // values, so one compiled kernel serves every DimVar binding. Outputs and
 // temporaries are C-contiguous; inputs may have any strides. SH continues
@@ -35,17 +29,11 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler/lower_segment.h"
 #include "core/compiler/scalars.h"
 #include "core/ir/expr.h"
 
 namespace tf::compiler {
-
-struct Slot {
-  enum Kind { kInput, kOutput, kTemp };
-  Kind kind;
-  size_t index;                 // parameter / output / temporary number
-  ir::TensorTypePtr type;       // shape under the DimVar bindings gives extents
-};
 
 struct Program {
   std::vector<Slot> slots;  // inputs, then outputs, then temporaries

@@ -1,8 +1,5 @@
 #include "core/compiler/emit_util.h"
 
-#include <cmath>
-#include <cstdio>
-
 #include "core/ir/error.h"
 
 namespace tf::compiler {
@@ -31,32 +28,6 @@ std::string ctype(DType d) {
 
 bool is_half(DType d) { return d == DType::kF16 || d == DType::kBF16; }
 bool is_fp8(DType d) { return d == DType::kFP8E4M3 || d == DType::kF8E8M0; }
-
-std::string ctc(DType d) { return is_half(d) || is_fp8(d) ? "float" : ctype(d); }
-
-std::string rnd(DType d, const std::string& v) {
-  if (d == DType::kF16) return "tf_rf16(" + v + ")";
-  if (d == DType::kBF16) return "tf_rbf16(" + v + ")";
-  if (d == DType::kFP8E4M3) return "tf_rfp8e4m3(" + v + ")";
-  if (d == DType::kF8E8M0) return "tf_rf8e8m0(" + v + ")";
-  return v;
-}
-
-std::string float_literal(double v, DType d) {
-  if (is_half(d) || is_fp8(d)) return rnd(d, float_literal(v, DType::kF32));
-  std::string t = ctype(d);
-  if (std::isnan(v)) return "((" + t + ")std::numeric_limits<double>::quiet_NaN())";
-  if (std::isinf(v)) return std::string("((") + t + ")" + (v < 0 ? "-" : "") + "std::numeric_limits<double>::infinity())";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
-  return "((" + t + ")" + buf + ")";
-}
-
-std::string int_literal(int64_t v, DType d) {
-  if (d == DType::kBool) return v ? "true" : "false";
-  if (v == INT64_MIN) return "((" + ctype(d) + ")std::numeric_limits<int64_t>::min())";
-  return "((" + ctype(d) + ")INT64_C(" + std::to_string(v) + "))";
-}
 
 const ir::TensorType& tensor_type(const ir::Expr& e) {
   auto* t = dynamic_cast<const ir::TensorType*>(e.type().get());

@@ -4,8 +4,8 @@
 //
 // Every slot is a typed data pointer plus pointers to its shape and strides
 // (in elements); outputs and temporaries are C-contiguous, inputs may have
-// any strides. A lowering builds TIR only: the Generator verifies it,
-// records its text and prints it through the CPU printer.
+// any strides. A lowering builds TIR only: lower_segment.h verifies and
+// collects it, a target's printer spells it (cpu/entry_printer.h).
 #pragma once
 
 #include <cstdint>
