@@ -25,11 +25,13 @@ using namespace tir;
 
 namespace {
 
-// A call computed a chunk at a time: fn over the buffer `buf` filled with arg.
+// A call computed a chunk at a time: fn(buf, n, extra...) over the buffer
+// `buf` filled with arg.
 struct Staged {
   std::string fn;
   ExprPtr arg;
   VarPtr buf;
+  std::vector<ExprPtr> extra;
 };
 
 // Where a value's elements lie, as an affine function of the stage's index
@@ -132,6 +134,23 @@ class ReadWidened final : public Mutator {
  private:
   const std::unordered_map<const Var*, VarPtr>& wide_;
   ExprPtr at_;
+};
+
+// Reads of the staged buffers in `bufs` as reads of row[j]: their routine
+// ran on the row in place.
+class ReadInRow final : public Mutator {
+ public:
+  ReadInRow(const std::unordered_set<const Var*>& bufs, VarPtr row, VarPtr j)
+      : bufs_(bufs), row_(std::move(row)), j_(std::move(j)) {}
+
+ protected:
+  ExprPtr mutate_Load(const Load& n, const ExprPtr& self) override {
+    return bufs_.count(n.base().get()) ? load(row_, j_) : Mutator::mutate_Load(n, self);
+  }
+
+ private:
+  const std::unordered_set<const Var*>& bufs_;
+  VarPtr row_, j_;
 };
 
 // Whether e loads through `base`.
@@ -394,15 +413,21 @@ class Stage {
     if (is_view(*c->op())) return view(*c);
     const ScalarLowering* l = find_scalar_lowering(c->op()->name());
     TF_CHECK(l, "lowering: op " + std::string(c->op()->name()) + " has no scalar form");
-    ScalarArgs a{*c, {}, tensor_type(*c).dtype(), env_.err, nullptr};
+    ScalarArgs a{*c, {}, tensor_type(*c).dtype(), env_.err, nullptr, nullptr, nullptr};
     for (const ir::ExprPtr& x : c->args()) a.args.push_back(read(x, tensor_type(*c).shape()));
-    if (staging_) a.stage = [this](const std::string& fn, const ExprPtr& arg) { return stage(fn, arg); };
+    if (staging_) {
+      a.stage = [this](const std::string& fn, const ExprPtr& arg, const std::vector<ExprPtr>& extra) {
+        return stage(fn, arg, extra);
+      };
+      a.invariant = [this](const ExprPtr& v) { return independent_of(v, {j_.get(), c0_.get()}, {}); };
+      a.in_row = [this](const ExprPtr& v) { return is_row_element(v, cache()); };
+    }
     (staging_ ? store_transcendentals_ : reduce_transcendentals_) += l->transcendental(*c->op());
     may_fail_ = may_fail_ || l->may_fail(*c);
     ExprPtr v = l->lower(a);
     // An f16 result's rounding (tf_rf16, 11 vector operations per 16
     // values) as F16C's round trip over the chunk (2).
-    if (a.out == DType::kF16 && staging_) return stage("tf_rf16_n", v);
+    if (a.out == DType::kF16 && staging_) return stage("tf_rf16_n", v, {});
     v = round_to(a.out, v);
     if (!staging_ && lowering_reduce_ >= 0 && reduce_values_.emplace(c, std::make_pair(v, lowering_reduce_)).second)
       recorded_.push_back(c);
@@ -524,9 +549,30 @@ class Stage {
     return r.value;
   }
 
-  ExprPtr stage(const std::string& fn, const ExprPtr& arg) {
-    staged_.push_back(Staged{fn, arg, Var::make("tb" + std::to_string(staged_.size()), Type::pointer(DType::kF32))});
+  ExprPtr stage(const std::string& fn, const ExprPtr& arg, const std::vector<ExprPtr>& extra) {
+    staged_.push_back(
+        Staged{fn, arg, Var::make("tb" + std::to_string(staged_.size()), Type::pointer(DType::kF32)), extra});
     return load(staged_.back().buf, sub(j_, c0_));
+  }
+
+  // Whether v is row[j]: the element of `row` at the store loop's index.
+  bool is_row_element(const ExprPtr& v, const VarPtr& row) const {
+    auto* l = as<Load>(v);
+    return l && l->base() == row && l->index() == ExprPtr(j_);
+  }
+
+  // Staged calls whose argument is the cache row's own element, read by
+  // nothing else of the chunk: their routine runs on the row in place
+  // (no copy into a buffer and back), and their result is read there.
+  std::unordered_set<const Var*> staged_in_row(const ExprPtr& value) const {
+    std::unordered_set<const Var*> out;
+    for (const Staged& s : staged_) {
+      if (!is_row_element(s.arg, cache()) || reads(value, cache().get())) continue;
+      bool alone = true;
+      for (const Staged& t : staged_) alone = alone && (&t == &s || !reads(t.arg, cache().get()));
+      if (alone) out.insert(s.buf.get());
+    }
+    return out;
   }
 
   // The stored value: the store rounds to the output type itself, so a
@@ -601,12 +647,19 @@ class Stage {
       for (auto& [buf, l] : wide_fill)
         body.push_back(Evaluate::make(
             extern_call("tf_widen_n", {buf, address(l->row, mul(c0_, l->stride)), l->stride, n})));
+      const std::unordered_set<const Var*> in_row = staged_in_row(value);
       for (const Staged& s : staged_) {
-        body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(s.buf, sub(j_, c0_), rw.mutate(s.arg))));
-        body.push_back(Evaluate::make(extern_call(s.fn, {s.buf, n})));
+        std::vector<ExprPtr> args{s.buf, n};
+        if (in_row.count(s.buf.get())) args[0] = address(cache(), c0_);
+        else body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(s.buf, sub(j_, c0_), rw.mutate(s.arg))));
+        args.insert(args.end(), s.extra.begin(), s.extra.end());
+        body.push_back(Evaluate::make(extern_call(s.fn, args)));
       }
-      const ExprPtr v = rw.mutate(value);
-      if (streamed || half) {
+      const ExprPtr v = ReadInRow(in_row, cache(), j_).mutate(rw.mutate(value));
+      if (!half && y == cache() && is_row_element(v, y)) {
+        // The routine left the stored value in the output row already (in
+        // cache: streaming it again would only add a pass).
+      } else if (streamed || half) {
         VarPtr buf = Var::make("buf", Type::pointer(compute_dtype(dt)));
         StmtPtr fill = For::make(j_, c0_, n, ForKind::kVectorized, Store::make(buf, sub(j_, c0_), v));
         StmtPtr flush = Evaluate::make(streamed ? extern_call("tf_stream", {address(y, c0_), buf, n})
@@ -617,7 +670,7 @@ class Stage {
       }
       StmtPtr chunk = Seq::make(std::move(body));
       for (auto it = staged_.rbegin(); it != staged_.rend(); ++it)
-        chunk = Allocate::make(it->buf, i64(kChunk), MemoryScope::kLocal, chunk);
+        if (!in_row.count(it->buf.get())) chunk = Allocate::make(it->buf, i64(kChunk), MemoryScope::kLocal, chunk);
       for (auto it = wide_fill.rbegin(); it != wide_fill.rend(); ++it)
         chunk = Allocate::make(it->first, i64(kChunk), MemoryScope::kLocal, chunk);
       StmtPtr loop = chunk_loop(lo, hi, c1, chunk);
@@ -912,15 +965,17 @@ class Stage {
       auto* store = as<Store>(st);
       auto* l = store ? as<Load>(store->value()) : nullptr;
       if (l && l->base() == store->base() && tir::to_string(l->index()) == tir::to_string(store->index())) continue;
-      // A float sum of a staged exp is the routine's: tf_exp_sum_n computes
-      // and sums the chunk in one sweep (its lanes' order, as the vectorized
-      // loop's is its own; f32 softmax 512 x 4096: 1.15 -> 1.03 ms).
+      // A sum of a staged exp is the routine's: tf_exp_sum_n (a float sum)
+      // or tf_exp_sumd_n (a double one) computes and sums the chunk in one
+      // sweep (its lanes' order, as the vectorized loop's is its own; f32
+      // softmax 512 x 4096: 1.15 -> 1.03 ms).
       if (const std::string* key = summed_exp(st, *reductions, staged, filled)) {
         auto* a = as<Assign>(st);
         const auto& [buf, row] = staged.at(*key);
         const std::vector<ExprPtr> args{row ? address(buf, c0_) : ExprPtr(buf), sub(c1, c0_)};
-        (*before)[filled.at(*key)] =
-            Assign::make(a->var(), add(a->var(), call(Type::scalar(DType::kF32), "tf_exp_sum_n", args)));
+        const DType acc = a->var()->dtype();
+        const char* fn = acc == DType::kF32 ? "tf_exp_sum_n" : "tf_exp_sumd_n";
+        (*before)[filled.at(*key)] = Assign::make(a->var(), add(a->var(), call(Type::scalar(acc), fn, args)));
         reductions->erase(std::remove_if(reductions->begin(), reductions->end(),
                                          [&](const Reduction& r) { return r.var == a->var(); }),
                           reductions->end());
@@ -931,15 +986,23 @@ class Stage {
     return Seq::make(std::move(kept));
   }
 
-  // For `acc = acc + b[at]`, a float sum reduction of a staged exp's
-  // buffer: that exp's key; null otherwise.
+  // For `acc = acc + b[at]` (f32) or `acc = acc + f64(b[at])` (f64), a sum
+  // reduction of a staged exp's buffer: that exp's key; null otherwise.
   static const std::string* summed_exp(const StmtPtr& st, const std::vector<Reduction>& reductions,
                                        const std::map<std::string, std::pair<VarPtr, bool>>& staged,
                                        const std::map<std::string, size_t>& filled) {
     auto* a = as<Assign>(st);
     auto* b = a ? as<Binary>(a->value()) : nullptr;
-    if (!b || b->op() != BinaryOp::kAdd || a->var()->dtype() != DType::kF32 || b->a() != ExprPtr(a->var())) return nullptr;
-    auto* l = as<Load>(b->b());
+    if (!b || b->op() != BinaryOp::kAdd || b->a() != ExprPtr(a->var())) return nullptr;
+    ExprPtr term = b->b();
+    if (a->var()->dtype() == DType::kF64) {
+      auto* widen = as<Cast>(term);
+      if (!widen || widen->value()->dtype() != DType::kF32) return nullptr;
+      term = widen->value();
+    } else if (a->var()->dtype() != DType::kF32) {
+      return nullptr;
+    }
+    auto* l = as<Load>(term);
     bool reduced = false;
     for (const Reduction& r : reductions) reduced = reduced || (r.var == a->var() && r.op == BinaryOp::kAdd);
     if (!l || !reduced) return nullptr;

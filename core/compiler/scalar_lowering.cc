@@ -53,6 +53,9 @@ ExprPtr lower_binary(const ScalarArgs& a) {
     case BinaryKind::kSub: return fl ? tir::sub(x, y) : tcall(c, "tf_wsub", {x, y});
     case BinaryKind::kMul: return fl ? tir::mul(x, y) : tcall(c, "tf_wmul", {x, y});
     case BinaryKind::kDiv:
+      // A cached f32 row divided by a value of the whole row (softmax's
+      // e / sum(e)): the prelude's exact division by a reciprocal, in place.
+      if (fl && c == DType::kF32 && a.stage && a.invariant(y) && a.in_row(x)) return a.stage("tf_div_n", x, {y});
       if (fl) return tir::div(x, y);
       if (in == DType::kBool) unsupported("div of bool");
       return tir::Call::make(Type::scalar(c), "tf_floordiv", {x, y, a.err}, tir::Call::kExtern, {Type::scalar(c)});
@@ -108,7 +111,7 @@ ExprPtr lower_silu(const ScalarArgs& a) { return tcall(compute_dtype(a.out), "tf
 ExprPtr lower_gelu(const ScalarArgs& a) {
   const DType c = compute_dtype(a.out);
   if (static_cast<const ops::Gelu&>(*a.call.op()).approximate != "tanh") return tcall(c, "tf_gelu_erf", {a.args[0]});
-  if (a.stage && c == DType::kF32) return a.stage("tf_gelu_tanh_n", a.args[0]);
+  if (a.stage && c == DType::kF32) return a.stage("tf_gelu_tanh_n", a.args[0], {});
   return tcall(c, "tf_gelu_tanh", {a.args[0]});
 }
 ExprPtr lower_relu(const ScalarArgs& a) { return tcall(compute_dtype(a.out), "tf_relu", {a.args[0]}); }

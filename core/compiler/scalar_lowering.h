@@ -27,10 +27,19 @@ struct ScalarArgs {
   std::vector<tir::ExprPtr> args;  // the operands' values, in their compute types
   ir::DType out;                   // the result's dtype
   tir::VarPtr err;                 // the entry's error flag (int*), for ops that can fail
-  // Computes fn over a chunk of `arg` values at once (a prelude routine
-  // over an L1 buffer) and returns the element's result; null outside
+  // Computes fn(buffer, n, extra...) over a chunk of `arg` values at once
+  // (a prelude routine updating an L1 buffer in place; `extra` are values
+  // of the whole chunk) and returns the element's result; null outside
   // loops that run in chunks.
-  std::function<tir::ExprPtr(const std::string& fn, const tir::ExprPtr& arg)> stage;
+  std::function<tir::ExprPtr(const std::string& fn, const tir::ExprPtr& arg, const std::vector<tir::ExprPtr>& extra)>
+      stage;
+  // Whether v has one value over the whole chunk (a row's reduction result,
+  // a constant): it may be an `extra` of a staged routine.
+  std::function<bool(const tir::ExprPtr& v)> invariant;
+  // Whether v is an element the stage already keeps in a row at the
+  // chunk's index (a value the reduction passes cached), so a staged
+  // routine can update it there without a copy through a buffer.
+  std::function<bool(const tir::ExprPtr& v)> in_row;
 };
 
 struct ScalarLowering {

@@ -1,13 +1,23 @@
 // Generated kernels and the evaluator share one copy of the scalar numerics:
 // the prelude starts with the text of core/runtime/scalar_numerics.h as the
 // build embedded it, and defines none of its functions again.
+// The chunk routines the code generator calls are checked against the
+// scalar operations they stand for.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "core/compiler/library.h"
 #include "core/compiler/prelude.h"
+#include "core/compiler/toolchain.h"
 
 namespace {
 
@@ -44,5 +54,88 @@ TEST(PreludeNumerics, DefinesNoSharedFunctionAgain) {
         "struct tf_fp8e4m3 {", "void tf_fail(int*"})
     EXPECT_EQ(count(prelude, definition), 1u) << definition;
 }
+
+// The prelude's chunk routines, compiled as a kernel is, against the
+// scalar operations they stand for.
+namespace routines {
+
+using DivN = void (*)(float*, int64_t, float);
+using ExpSumN = double (*)(float*, int64_t);
+using Exp = float (*)(float);
+
+class PreludeRoutines : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string source = std::string(tf::compiler::prelude_source()) +
+                               "extern \"C\" void probe_div(float* v, int64_t n, float b) { tf_div_n(v, n, b); }\n"
+                               "extern \"C\" double probe_exp_sumd(float* v, int64_t n) { return tf_exp_sumd_n(v, n); }\n"
+                               "extern \"C\" float probe_exp(float x) { return tf_exp(x); }\n";
+    const std::string path = ::testing::TempDir() + "/tf_prelude_routines_" + std::to_string(::getpid()) + ".so";
+    tf::compiler::compile_shared(source, path);
+    lib_ = new tf::compiler::Library(path);
+    std::remove(path.c_str());
+  }
+  static void TearDownTestSuite() { delete lib_; }
+  template <typename F>
+  static F fn(const char* name) {
+    void* p = lib_->symbol(name);
+    EXPECT_NE(p, nullptr) << name;
+    return reinterpret_cast<F>(p);
+  }
+  static tf::compiler::Library* lib_;
+};
+tf::compiler::Library* PreludeRoutines::lib_ = nullptr;
+
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Every 211th f32 bit pattern (all exponents, both signs, subnormals, infs,
+// NaNs) divided by divisors of every kind: the quotient's bits exactly.
+TEST_F(PreludeRoutines, DivisionByOneValueIsTheQuotientItself) {
+  const DivN div = fn<DivN>("probe_div");
+  ASSERT_NE(div, nullptr);
+  std::vector<float> a;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 211) a.push_back(from_bits(static_cast<uint32_t>(u)));
+  for (float extra : {0.0f, -0.0f, 1e-45f, 0x1p-100f, 0x1.fffffep-101f, 0x1p100f, 3.4e38f, 1.0f})
+    a.push_back(extra);
+  const float divisors[] = {3.0f,    7.0f,     1.0001f,  4095.7f, 0.3f,   1e30f,   -2.5f,    1.0f,    0x1p-126f,
+                            1e-40f,  0x1p127f, 3.4e38f,  0.0f,    -0.0f,  INFINITY, -INFINITY, NAN, 1234.567f};
+  for (float b : divisors) {
+    std::vector<float> v = a;
+    div(v.data(), static_cast<int64_t>(v.size()), b);
+    size_t wrong = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same_bits(v[i], a[i] / b) && wrong++ < 3)
+        ADD_FAILURE() << a[i] << " / " << b << ": got " << v[i] << ", want " << a[i] / b;
+    EXPECT_EQ(wrong, 0u) << "divisor " << b;
+  }
+}
+
+// The exponentials are tf_exp's bits; their sum is a double sum (against a
+// sequential one: only the order differs).
+TEST_F(PreludeRoutines, ExpSumInDoubleIsTheSumOfTheExponentials) {
+  const ExpSumN sum_n = fn<ExpSumN>("probe_exp_sumd");
+  const Exp exp1 = fn<Exp>("probe_exp");
+  ASSERT_TRUE(sum_n && exp1);
+  for (int64_t n : {0, 1, 15, 16, 17, 255, 256, 1000}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = -100.0f + 0.37f * static_cast<float>(i % 300);
+    std::vector<float> v = x;
+    const double got = sum_n(v.data(), n);
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float e = exp1(x[static_cast<size_t>(i)]);
+      EXPECT_TRUE(same_bits(v[static_cast<size_t>(i)], e)) << "exp(" << x[static_cast<size_t>(i)] << ")";
+      want += e;
+    }
+    EXPECT_NEAR(got, want, 1e-12 * std::abs(want)) << "n = " << n;
+  }
+}
+
+}  // namespace routines
 
 }  // namespace
