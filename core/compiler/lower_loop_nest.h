@@ -4,8 +4,10 @@
 // over the last axis, keepdim, whose result the stage reads broadcast along
 // the row (the normalization pattern: mean(x * x) in x * rsqrt(...)).
 //
-// A stage without row reductions is elementwise: rows (all axes but the
-// last) x blocks of kBlock along the last axis, one parallel loop over both.
+// A stage without row reductions is elementwise: one parallel loop over
+// tasks, each a block of kBlock along the last axis of a few consecutive
+// rows (all axes but the last; as many short rows as make kTaskElements),
+// so the row index is decomposed into the outer axes once per task.
 // A stage with them is a row stage: one parallel task per row, which runs
 // one pass over the row per level of reductions (a reduction whose operand
 // reads another's result runs a pass later: softmax's sum after its max),
@@ -105,6 +107,9 @@ constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
 // fence per 512 bytes made it 4x slower than not streaming).
 constexpr int64_t kStreamMinRow = 2048;
 constexpr int64_t kElementwiseParallelMin = 65536;
+// An elementwise stage's task covers at least this many elements (several
+// short rows), so per-task index arithmetic is amortized.
+constexpr int64_t kTaskElements = 4096;
 constexpr int64_t kRowParallelMin = 32768;
 // Floats in a half-precision row stage's scratch row (32 KiB).
 constexpr int64_t kRowScratch = 8192;
