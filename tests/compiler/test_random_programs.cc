@@ -29,8 +29,8 @@
 //     CacheUpdate of a computed (1, N, ., .) value into a cache of N or 2N
 //     positions, (cur_pos, s) in range and read back as (N, D);
 //   - RoPE of computed q / k with head dim 2D (positions an index parameter)
-//     or 2 (positions a parameter or computed), caches cos / sin of pool
-//     values, either output read back as (N, D);
+//     or 2 (positions a parameter or computed), caches cos / sin of
+//     parameters, either output read back as (N, D);
 //   - TopK of values both backends compute bit for bit (small integers,
 //     parameters, neg / abs / relu / min / max), so that its indices, ties
 //     included (lower index first), are comparable: along rows (k = D or 1),
@@ -655,21 +655,24 @@ class ProgramGenerator {
   // q = an (N, 2D) concat; caches (N, 2D), positions < N from an index
   // parameter) or head dim 2 (D heads, q = a stack along a last axis of 2;
   // caches (D, 2) stacked from (D,) vectors, positions < D from a parameter
-  // or computed). Caches are cos / sin of pool values, as a rotary table's.
+  // or computed). The caches are cos / sin of parameters, as a rotary
+  // table's: of a computed value, say a MatMul's sum of tens, the backends'
+  // different summation orders move the angle by 1e-5, and x * cos(angle)
+  // for such an x differs beyond the tolerance.
   ir::ExprPtr rope() {
     const bool wide = pick(2);
     ir::ExprPtr q, k, cos, sin, pos;
     if (wide) {
       q = reshape(concat({nd(), nd()}, 1), ir::Shape{1, n_, 1, d_ * 2});
       k = reshape(concat({nd(), nd()}, 1), ir::Shape{1, n_, 1, d_ * 2});
-      cos = unary(concat({nd(), nd()}, 1), UnaryKind::kCos);
-      sin = unary(concat({nd(), nd()}, 1), UnaryKind::kSin);
+      cos = unary(concat({nd_param(), nd_param()}, 1), UnaryKind::kCos);
+      sin = unary(concat({nd_param(), nd_param()}, 1), UnaryKind::kSin);
       pos = index_param({1, n_}, "N", index_dtype());
     } else {
       q = reshape(stack({nd(), nd()}, 2), ir::Shape{1, n_, d_, 2});
       k = reshape(stack({nd(), nd()}, -1), ir::Shape{1, n_, d_, 2});
-      cos = unary(stack({column_vector(), column_vector()}, 1), UnaryKind::kCos);
-      sin = unary(stack({column_vector(), column_vector()}, 1), UnaryKind::kSin);
+      cos = unary(stack({vector_param(), vector_param()}, 1), UnaryKind::kCos);
+      sin = unary(stack({vector_param(), vector_param()}, 1), UnaryKind::kSin);
       pos = pick(2) ? index_param({1, n_}, "D", index_dtype()) : reshape(count_below_d(), ir::Shape{1, n_});
     }
     ir::ExprPtr t = call<ops::RoPE>({q, k, cos, sin, pos});
@@ -678,8 +681,18 @@ class ProgramGenerator {
     if (wide) return column_half(reshape(r, ir::Shape{n_, d_ * 2}));
     return reduce(reshape(r, ir::Shape{n_, d_, 2}), {2}, false, pick(2) ? ReduceKind::kSum : ReduceKind::kMax);
   }
-  // A (D,) value: the vector of the pool or a column reduction.
-  ir::ExprPtr column_vector() { return pick(2) ? any_vector() : reduce(nd(), {0}, false, kReduceKinds[pick(4)]); }
+  // An (N, D) float parameter of the pool, or a new one.
+  ir::ExprPtr nd_param() {
+    for (const ir::VarPtr& p : params_)
+      if (!ir::is_int(ttype(p).dtype()) && is_nd(p)) return p;
+    return new_param("full", {n_, d_}, dt_, true);
+  }
+  // A (D,) float parameter of the pool, or a new one.
+  ir::ExprPtr vector_param() {
+    for (const ir::VarPtr& p : params_)
+      if (!ir::is_int(ttype(p).dtype()) && ttype(p).rank() == 1) return p;
+    return new_param("v", {d_}, dt_, true);
+  }
   // Per row, the count of true comparisons minus their max: (N,) i32 / i64
   // values in [0, D).
   ir::ExprPtr count_below_d() {
@@ -690,12 +703,12 @@ class ProgramGenerator {
 
   // ---- TopK ---------------------------------------------------------------------
   // TopK orders by value and breaks ties by the lower index (the evaluator's
-  // stable sort, which the compiled code shares), so its indices are only
-  // comparable when both backends compute the values bit for bit. Its input
-  // is such an exact value: small integers as floats (floor(p * c), a
-  // comparison) and parameters, through neg / abs / relu / min / max and
-  // sums of small integers. Small integers make ties common, so the tie
-  // order is compared too.
+  // stable sort; the compiled partial sort compares indices on a tie), so
+  // its indices are only comparable when both backends compute the values
+  // bit for bit. Its input is such an exact value: small integers as floats
+  // (floor(p * c), a comparison) and parameters, through neg / abs / relu /
+  // min / max and sums of small integers. Small integers make ties common,
+  // so the tie order is compared too.
   struct Exact {
     ir::ExprPtr value;
     bool integral;  // a small integer: sums of it stay exact
@@ -735,11 +748,6 @@ class ProgramGenerator {
     for (int steps = pick(3); steps > 0; --steps) x = exact_step(x);
     if (is_nd(x.value)) return x.value;
     return binary(x.value, nd_param(), BinaryKind::kMaximum);
-  }
-  ir::ExprPtr nd_param() {
-    for (const ir::VarPtr& p : params_)
-      if (!ir::is_int(ttype(p).dtype()) && is_nd(p)) return p;
-    return new_param("full", {n_, d_}, dt_, true);
   }
   // (values, indices) of one TopK; largest and sorted at random.
   std::pair<ir::ExprPtr, ir::ExprPtr> top(const ir::ExprPtr& x, ir::ShapeDim k, int64_t axis) {
