@@ -687,10 +687,13 @@ class ProgramGenerator {
       if (!ir::is_int(ttype(p).dtype()) && is_nd(p)) return p;
     return new_param("full", {n_, d_}, dt_, true);
   }
-  // A (D,) float parameter of the pool, or a new one.
+  // A (D,) float parameter of the pool, or a new one (not a Conv2D bias,
+  // which is rank 1 too, of a static length).
   ir::ExprPtr vector_param() {
-    for (const ir::VarPtr& p : params_)
-      if (!ir::is_int(ttype(p).dtype()) && ttype(p).rank() == 1) return p;
+    for (const ir::ExprPtr& p : pool_) {
+      const ir::TensorType& t = ttype(p);
+      if (ir::expr_as<ir::Var>(p) && t.rank() == 1 && t.shape()[0] == d_) return p;
+    }
     return new_param("v", {d_}, dt_, true);
   }
   // Per row, the count of true comparisons minus their max: (N,) i32 / i64
