@@ -268,8 +268,13 @@ class ProgramGenerator {
     static const BinaryKind kBin[] = {BinaryKind::kAdd,     BinaryKind::kSub,     BinaryKind::kMul,
                                       BinaryKind::kMinimum, BinaryKind::kMaximum, BinaryKind::kDiv};
     BinaryKind k = kBin[pick(6)];
-    ir::ExprPtr b = pick(4) == 0 ? constant() : any();
-    if (k == BinaryKind::kDiv)
+    const bool literal = pick(4) == 0;
+    ir::ExprPtr b = literal ? constant() : any();
+    // A divisor is at least 0.5 in magnitude. A literal one is made so as it
+    // is drawn: abs(literal) has no DSL spelling (a literal operand needs a
+    // tensor beside it), which would leave a failure without its program.
+    if (k == BinaryKind::kDiv && literal) b = ir::Constant::make_float(uniform(0.5, 2.5), dt_);
+    else if (k == BinaryKind::kDiv)
       b = binary(unary(b, UnaryKind::kAbs), ir::Constant::make_float(0.5, dt_), BinaryKind::kAdd);
     return binary(any(), b, k);
   }
@@ -531,17 +536,21 @@ class ProgramGenerator {
   ir::ExprPtr as_index(const ir::ExprPtr& i64_value, DType it) {
     return it == DType::kI64 ? i64_value : cast(i64_value, it);
   }
-  // An i64 scalar as i32: a literal stays a literal.
-  ir::ExprPtr as_i32(const ir::ExprPtr& i64_value) {
-    if (auto c = ir::expr_as<ir::Constant>(i64_value)) return int_constant(c->int_value(), DType::kI32);
-    return cast(i64_value, DType::kI32);
+  // A literal offset 0, an i64 one: the DSL reads an int literal in an
+  // offsets tuple as i64, so an i32 literal would leave the program without
+  // a printed form (a failure's message shows it).
+  ir::ExprPtr zero_offset() { return int_constant(0, DType::kI64); }
+  // 0 or 1 computed as rank(x) - 2 or rank(x) - 1 for an (N, D) x, for an
+  // i32 operand (cache_update's): the DSL has no i32 literal.
+  ir::ExprPtr computed_small(int64_t v) {
+    return binary(call<ops::Rank>({nd()}), int_constant(2 - v, DType::kI64), BinaryKind::kSub);
   }
-  // An offset o with 0 <= o < dim for a run-time dim: 0 (a literal), dim - 1,
-  // (dim - 1) // 2, or max(dim - rank(x), 0) for a rank-2 x.
+  // An offset o with 0 <= o < dim for a run-time dim: 0 (a literal),
+  // dim - 1, (dim - 1) // 2, or max(dim - rank(x), 0) for a rank-2 x.
   ir::ExprPtr offset_below(const ir::ExprPtr& dim, DType it) {
     const ir::ExprPtr one = int_constant(1, DType::kI64);
     switch (pick(4)) {
-      case 0: return int_constant(0, it);
+      case 0: return zero_offset();
       case 1: return as_index(binary(dim, one, BinaryKind::kSub), it);
       case 2:
         return as_index(binary(binary(dim, one, BinaryKind::kSub), int_constant(2, DType::kI64), BinaryKind::kDiv),
@@ -597,19 +606,19 @@ class ProgramGenerator {
       case 0: {
         ir::ExprPtr row = pick(2) ? reduce(nd(), {0}, true, kReduceKinds[pick(4)])
                                   : slice(nd(), ir::Shape{0, 0}, ir::Shape{1, d_});
-        ir::ExprPtr offs = ir::Tuple::make({offset_below(dim_n(), it), int_constant(0, index_dtype())});
+        ir::ExprPtr offs = ir::Tuple::make({offset_below(dim_n(), it), zero_offset()});
         return insert(nd_destination(), row, offs);
       }
       case 1: {
         ir::ExprPtr col = reduce(nd(), {1}, true, kReduceKinds[pick(4)]);
-        ir::ExprPtr offs = ir::Tuple::make({int_constant(0, index_dtype()), offset_below(dim_d(), it)});
+        ir::ExprPtr offs = ir::Tuple::make({zero_offset(), offset_below(dim_d(), it)});
         return insert(nd_destination(), col, offs);
       }
       case 2: {
         ir::ExprPtr a = nd();  // binds N and D, for the zeros
         ir::ExprPtr dst = pick(2) ? concat({a, nd()}, 1) : zeros({n_, d_ * 2});
-        ir::ExprPtr at = pick(2) ? as_index(dim_d(), it) : int_constant(0, it);
-        return column_half(insert(dst, nd(), ir::Tuple::make({int_constant(0, index_dtype()), at})));
+        ir::ExprPtr at = pick(2) ? as_index(dim_d(), it) : zero_offset();
+        return column_half(insert(dst, nd(), ir::Tuple::make({zero_offset(), at})));
       }
       default: {
         ir::ExprPtr v = any_vector();
@@ -623,7 +632,8 @@ class ProgramGenerator {
   // cache_update of a computed (1, N, ., .) value into a cache of N or 2N
   // positions (heads on axis 2 or head_dim on axis 3), read back as (N, D).
   // (cur_pos, s): s is N, 1 or (N + 1) // 2 (s >= 1), cur_pos 0, N - s or,
-  // in a 2N cache, N or N // 2, so cur_pos + s never passes the cache.
+  // in a 2N cache, N or N // 2, so cur_pos + s never passes the cache; both
+  // computed i64 values cast to i32.
   ir::ExprPtr cache_update() {
     const bool doubled = pick(2), heads = pick(2);
     const ir::ShapeDim len = doubled ? n_ * 2 : n_;
@@ -632,21 +642,23 @@ class ProgramGenerator {
     };
     ir::ExprPtr cache = as4(doubled ? concat({nd(), nd()}, 0) : nd_destination(), len);
     ir::ExprPtr update = as4(pick(2) ? nd() : activation(nd()), n_);
-    const ir::ExprPtr n = dim_n(), one = int_constant(1, DType::kI64), two = int_constant(2, DType::kI64);
+    const ir::ExprPtr n = dim_n();
+    // A fresh node per use: a shared literal has no printed form.
+    auto literal = [this](int64_t v) { return int_constant(v, DType::kI64); };
     ir::ExprPtr s;
     switch (pick(3)) {
       case 0: s = n; break;
-      case 1: s = one; break;
-      default: s = binary(binary(n, one, BinaryKind::kAdd), two, BinaryKind::kDiv);
+      case 1: s = computed_small(1); break;
+      default: s = binary(binary(n, literal(1), BinaryKind::kAdd), literal(2), BinaryKind::kDiv);
     }
     ir::ExprPtr pos;
     switch (pick(3)) {
-      case 0: pos = int_constant(0, DType::kI64); break;
+      case 0: pos = computed_small(0); break;
       case 1: pos = doubled ? n : binary(n, s, BinaryKind::kSub); break;
-      default: pos = doubled ? binary(n, two, BinaryKind::kDiv) : int_constant(0, DType::kI64);
+      default: pos = doubled ? binary(n, literal(2), BinaryKind::kDiv) : computed_small(0);
     }
-    ir::ExprPtr pos32 = as_i32(pos), s32 = as_i32(s);
-    ir::ExprPtr y = reshape(call<ops::CacheUpdate>({cache, pos32, s32, update}), ir::Shape{len, d_});
+    ir::ExprPtr y = reshape(call<ops::CacheUpdate>({cache, cast(pos, DType::kI32), cast(s, DType::kI32), update}),
+                            ir::Shape{len, d_});
     return doubled ? row_half(y) : y;
   }
 
@@ -1008,6 +1020,17 @@ TEST(RandomPrograms, GeneratorEmitsEveryLoweredOp) {
     EXPECT_NE(std::find(lowered.begin(), lowered.end(), name), lowered.end())
         << name << " is excluded from the generator but has no native lowering: drop the exclusion";
     EXPECT_FALSE(seen.names.count(name)) << name << " was generated, yet it is excluded: " << why;
+  }
+}
+
+// A failure shows the program as DSL source, so every generated program
+// must have a printed form (the DSL cannot spell every HIR: an i32 literal
+// operand, a literal without a tensor operand beside it, a shared literal).
+TEST(RandomPrograms, EveryGeneratedProgramPrints) {
+  std::mt19937 rng(12345);
+  for (const ir::FunctionPtr& fn : generate_programs(0, 2000, rng)) {
+    const std::string text = program_text(fn);
+    EXPECT_EQ(text.rfind("(not printable", 0), std::string::npos) << fn->name() << ": " << text;
   }
 }
 
