@@ -237,62 +237,37 @@ static inline float tf_exp_sum_n(float* __restrict v, int64_t n) {
   return sum;
 }
 
-// tf_exp_n, returning the sum of the exponentials in double: a sum of f32
-// values accumulates in double, as the evaluator's Reduce does (a user's
-// sum(exp(x - m))). Each half of a vector of exponentials is widened and
-// added to its own double accumulator, 32 values a step: as fast as the
-// float sum (0.48 vs 0.74 ns per 16 values with one vector a step).
-#if defined(__AVX512F__)
-static inline __m256 tf_high_half(__m512 a) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)); }
-#endif
-static inline double tf_exp_sumd_n(float* __restrict v, int64_t n) {
-  int64_t i = 0;
-  double sum = 0;
-#if defined(__AVX512F__)
-  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
-  for (; i + 32 <= n; i += 32) {
-    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i), -87.33654f, 88.7228391f));
-    const __m512 b = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i + 16), -87.33654f, 88.7228391f));
-    _mm512_storeu_ps(v + i, a);
-    _mm512_storeu_ps(v + i + 16, b);
-    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(a)));
-    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(tf_high_half(a)));
-    s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(b)));
-    s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(tf_high_half(b)));
-  }
-  sum = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3)));
-#endif
-  #pragma omp simd reduction(+:sum)
-  for (int64_t j = i; j < n; ++j) {
-    v[j] = tf_exp(v[j]);
-    sum += static_cast<double>(v[j]);
-  }
-  return sum;
-}
-
 // v[i] = v[i] / b for i < n, in place, with the bits of the quotient
 // itself: q = v y with y = 1 / b, then one FMA correction q + (v - b q) y,
 // which is the correctly rounded quotient when y is b's correctly rounded
 // reciprocal and nothing underflows or overflows (Markstein; checked
-// exhaustively over every f32 v for several b). A vector with a lane out
-// of that range (a tiny or huge quotient, a tiny v, inf, NaN), or a b
-// whose reciprocal is not normal, divides. The divider's throughput is a
-// quarter of the multiplier's: a softmax written as e / sum(e) divides
-// every element by one row sum.
+// exhaustively over every f32 v for several b): |v| and |q| at least
+// 2^-100 and |q| at most 2^100. Both hold when |v| lies in [max(2^-100,
+// 2^-99 |b|), 2^99 |b|] (y is within an ulp of 1 / b), one range test per
+// lane on the bits of |v| (unsigned: below the bottom wraps above the
+// top; NaN and inf are above any finite top). A vector with a lane out of
+// that range, or a b whose reciprocal is not normal, divides. The
+// divider's throughput is a quarter of the multiplier's: a softmax
+// written as e / sum(e) divides every element by one row sum.
 static inline void tf_div_n(float* __restrict v, int64_t n, float b) {
   int64_t i = 0;
   const float y = 1.0f / b;
 #if defined(__AVX512F__)
   if (std::isnormal(b) && std::isnormal(y)) {
+    // Both bounds are powers of two times b, exact in double and, inside
+    // [2^-100, the largest float], in float.
+    const double mb = std::fabs(static_cast<double>(b));
+    const double top = std::numeric_limits<float>::max();
+    const float lo = static_cast<float>(0x1p-99 * mb > 0x1p-100 ? 0x1p-99 * mb : 0x1p-100);
+    const float hi = static_cast<float>(0x1p99 * mb < top ? 0x1p99 * mb : top);
     const __m512 bv = _mm512_set1_ps(b), yv = _mm512_set1_ps(y);
-    const __m512 lo = _mm512_set1_ps(0x1p-100f), hi = _mm512_set1_ps(0x1p100f);
+    const __m512i bottom = _mm512_set1_epi32(static_cast<int>(tf_fbits(lo)));
+    const __m512i span = _mm512_set1_epi32(static_cast<int>(tf_fbits(hi) - tf_fbits(lo)));
     for (; i + 16 <= n; i += 16) {
       const __m512 a = _mm512_loadu_ps(v + i);
+      const __m512i mag = _mm512_castps_si512(_mm512_abs_ps(a));
+      const __mmask16 ok = _mm512_cmple_epu32_mask(_mm512_sub_epi32(mag, bottom), span);
       const __m512 q = _mm512_mul_ps(a, yv);
-      const __m512 aq = _mm512_abs_ps(q);
-      // Ordered compares: a NaN lane is out of range.
-      const __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(a), lo, _CMP_GE_OQ) &
-                           _mm512_cmp_ps_mask(aq, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(aq, hi, _CMP_LE_OQ);
       __m512 r = _mm512_fmadd_ps(_mm512_fnmadd_ps(q, bv, a), yv, q);
       if (ok != 0xFFFF) r = _mm512_mask_div_ps(r, static_cast<__mmask16>(~ok), a, bv);
       _mm512_storeu_ps(v + i, r);

@@ -141,19 +141,23 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   EXPECT_EQ(count(sm, "vectorized reduce(+: acc1)"), 0) << sm;  // the routine's sum (below)
   // softmax's exp(x - max) is computed once, a chunk at a time by the
   // prelude's routine, in the output row: the sum's pass fills the row with
-  // x - max, exponentiates it there and sums it in the same sweep (in
-  // double, as a Reduce sums: the composition's sum is not the built-in's
-  // float sum), and the store pass divides it there.
+  // x - max, exponentiates it there and sums it in the same sweep (a chunk
+  // in float, the chunks in double, as a Reduce sums: the composition's
+  // row sum is not the built-in's float sum), and the store pass divides
+  // it there.
   EXPECT_EQ(count(sm, "y[j] = (x0[j] - r0)"), 2) << sm;
-  EXPECT_EQ(count(sm, "acc1 = (acc1 + tf_exp_sumd_n(&y[c0], "), 4) << sm;
+  EXPECT_EQ(count(sm, "var acc1: f64"), 4) << sm;
+  EXPECT_EQ(count(sm, "acc1 = (acc1 + f64(tf_exp_sum_n(&y[c0], "), 4) << sm;
   EXPECT_EQ(count(sm, "tf_exp_n("), 0) << sm;
   EXPECT_EQ(count(sm, "tf_exp("), 0) << sm;
   // The built-in's float sum is the routine's own.
   const std::string builtin = tir("softmax_builtin");
   EXPECT_EQ(count(builtin, "acc1 = (acc1 + tf_exp_sum_n(&y[c0], "), 4) << builtin;
   // The division by the row's sum is the prelude's exact one, in place in
-  // the row (the divider's throughput is a quarter of the multiplier's).
-  EXPECT_EQ(count(sm, "@tf_div_n(&y[c0], "), 4 * 2) << sm;  // streamed or not
+  // the row (the divider's throughput is a quarter of the multiplier's),
+  // one call for the whole row.
+  EXPECT_EQ(count(sm, "@tf_div_n(&y[0], inner, r1)"), 4) << sm;
+  EXPECT_EQ(count(sm, "tf_div_n("), 4) << sm;
   EXPECT_EQ(count(sm, " / r1"), 0) << sm;
 }
 
