@@ -59,3 +59,20 @@ add_custom_command(
   COMMENT "Embedding core/runtime/scalar_numerics.h in the kernel prelude"
   VERBATIM)
 target_sources(tf_compiler PRIVATE ${TF_SCALAR_NUMERICS_SOURCE})
+
+# The kernel prelude precompiled for the default toolchain, beside the
+# library (core/compiler/toolchain.h): a cold kernel compile includes it
+# instead of parsing the prelude and <immintrin.h> again. Rebuilt whenever
+# the compiler layer (and so the prelude) changes.
+add_executable(tf_prelude_pch ${PROJECT_SOURCE_DIR}/tools/prelude_pch.cc)
+target_link_libraries(tf_prelude_pch PRIVATE tf_compiler)
+target_compile_options(tf_prelude_pch PRIVATE ${TF_WARNINGS})
+set(TF_PRELUDE_PCH_DIR ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/tilefoundry-pch)
+add_custom_command(
+  OUTPUT ${TF_PRELUDE_PCH_DIR}/stamp
+  COMMAND tf_prelude_pch ${TF_PRELUDE_PCH_DIR}
+  COMMAND ${CMAKE_COMMAND} -E touch ${TF_PRELUDE_PCH_DIR}/stamp
+  DEPENDS tf_prelude_pch
+  COMMENT "Precompiling the kernel prelude"
+  VERBATIM)
+add_custom_target(tf_prelude_pch_files ALL DEPENDS ${TF_PRELUDE_PCH_DIR}/stamp)

@@ -13,6 +13,10 @@ if(TARGET tilefoundry_torch)
   install(FILES ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/libtilefoundry_torch.torch-version
           DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+# The precompiled kernel prelude (optional: kernels compile its text
+# without it), found beside libtilefoundry.so.
+install(DIRECTORY ${CMAKE_LIBRARY_OUTPUT_DIRECTORY}/tilefoundry-pch DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        FILES_MATCHING PATTERN "pch-*")
 install(EXPORT TileFoundryTargets NAMESPACE TileFoundry::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/TileFoundry)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/TileFoundryConfig.cmake.in

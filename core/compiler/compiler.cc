@@ -1,5 +1,6 @@
 #include "core/compiler/compiler.h"
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -79,6 +80,13 @@ class TempBuffers {
 
 std::string single_source(const Program& p) {
   return std::string(prelude_source()) + "#define TF_ENTRY tf_entry\n" + p.body;
+}
+
+// Every kernel source starts with the prelude: the toolchain compiles it
+// once into a precompiled header (toolchain.h).
+size_t prelude_length() {
+  static const size_t n = std::strlen(prelude_source());
+  return n;
 }
 
 std::vector<ir::TensorTypePtr> temp_types(const Program& p) {
@@ -211,7 +219,7 @@ std::shared_ptr<const CompiledFunction> compile_program(const Program& p, const 
     if (it != g_loaded.end()) {
       lib = it->second;
     } else {
-      lib = std::make_shared<const Library>(cached_shared(source, key));
+      lib = std::make_shared<const Library>(cached_shared(source, key, prelude_length()));
       g_loaded[key] = lib;
     }
   }
@@ -255,7 +263,7 @@ std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns,
   src << "extern \"C\" const char* const tf_aot_function_keys[] = {" << keys.str() << "nullptr};\n";
   src << "extern \"C\" const void* const tf_aot_entries[] = {" << entries.str() << "nullptr};\n";
   dump_source("aot." + cache_key(src.str()), src.str(), tir.str());
-  compile_shared(src.str(), path);
+  compile_shared(src.str(), path, prelude_length());
   return done;
 }
 

@@ -1,5 +1,7 @@
 #include "core/compiler/toolchain.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,34 +117,99 @@ std::string cache_key(const std::string& source) {
 
 std::string source_hash(const std::string& source) { return fnv_hex({&source}); }
 
-void compile_shared(const std::string& source, const std::string& out_path) {
-  const Toolchain t = toolchain();
-  const std::string suffix = unique_suffix();
-  const std::string src = out_path + suffix + ".cc", obj = out_path + suffix, log = out_path + suffix + ".log";
-  write_atomically(src, source);
-  const std::string cmd = t.cc + " " + t.flags + " -o " + quote(obj) + " " + quote(src) + " >" + quote(log) + " 2>&1";
-  ++g_invocations;
-  int rc = std::system(cmd.c_str());
-  int code = rc == -1 ? -1 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 128);
-  std::string diag = code == 0 ? "" : read_head(log, 2000);
-  std::remove(src.c_str());
+namespace {
+
+constexpr int kNotMoved = -2;  // run_compiler's code when the output could not be renamed
+
+// Runs `cc flags -o out in` (out written under a temporary name, then
+// renamed); "" on success, else the start of the diagnostics. Exit code in
+// *code (kNotMoved: compiled, but not renamed into place).
+std::string run_compiler(const std::string& cc, const std::string& flags, const std::string& in,
+                         const std::string& out, int* code) {
+  const std::string suffix = unique_suffix(), obj = out + suffix, log = out + suffix + ".log";
+  const std::string cmd = cc + " " + flags + " -o " + quote(obj) + " " + quote(in) + " >" + quote(log) + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  *code = rc == -1 ? -1 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 128);
+  std::string diag = *code == 0 ? "" : read_head(log, 2000);
   std::remove(log.c_str());
-  if (code != 0) {
-    std::remove(obj.c_str());
-    ir::fail(ir::ErrorKind::kUnsupported,
-             code == 127 ? "no C++ compiler: '" + t.cc + "' could not be run (set TF_CC)"
-                         : "native compile with '" + t.cc + "' failed (exit " + std::to_string(code) + "): " + diag);
+  if (*code == 0 && std::rename(obj.c_str(), out.c_str()) != 0) {
+    *code = kNotMoved;
+    diag = "cannot move the compiled output to '" + out + "'";
   }
-  if (std::rename(obj.c_str(), out_path.c_str()) != 0) {
-    std::remove(obj.c_str());
-    ir::fail(ir::ErrorKind::kRuntime, "cannot move the compiled kernel to '" + out_path + "'");
-  }
+  if (*code != 0) std::remove(obj.c_str());
+  return diag;
 }
 
-std::string cached_shared(const std::string& source, const std::string& key) {
+std::string header_name(const std::string& header) { return "pch-" + cache_key(header) + ".h"; }
+
+// The directory of the shared object (or executable) this code is linked
+// into: libtilefoundry.so's, where the build puts the precompiled prelude.
+std::string own_directory() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || !info.dli_fname) return "";
+  std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The precompiled form of `header` shipped beside the library (see
+// write_precompiled_header) or in TF_PCH_DIR, or "" when there is none for
+// this header and toolchain: the caller compiles the text.
+std::string installed_header(const std::string& header) {
+  static const std::string beside = own_directory() + "/" + kPrecompiledDir;
+  const std::string path = env_or("TF_PCH_DIR", beside) + "/" + header_name(header);
+  if (path.find_first_of("\"\\\n") != std::string::npos) return "";  // not spellable in #include
+  return exists(path) && exists(path + ".gch") ? path : "";
+}
+
+}  // namespace
+
+void compile_shared(const std::string& source, const std::string& out_path, size_t prefix_bytes) {
+  const Toolchain t = toolchain();
+  std::string text = source;
+  if (prefix_bytes > 0 && prefix_bytes <= source.size()) {
+    const std::string header = installed_header(source.substr(0, prefix_bytes));
+    if (!header.empty()) text = "#include \"" + header + "\"\n" + source.substr(prefix_bytes);
+  }
+  const std::string src = out_path + unique_suffix() + ".cc";
+  write_atomically(src, text);
+  ++g_invocations;
+  int code = 0;
+  const std::string diag = run_compiler(t.cc, t.flags, src, out_path, &code);
+  std::remove(src.c_str());
+  if (code == kNotMoved) ir::fail(ir::ErrorKind::kRuntime, diag);
+  if (code == 127)
+    ir::fail(ir::ErrorKind::kUnsupported, "no C++ compiler: '" + t.cc + "' could not be run (set TF_CC)");
+  if (code != 0)
+    ir::fail(ir::ErrorKind::kUnsupported,
+             "native compile with '" + t.cc + "' failed (exit " + std::to_string(code) + "): " + diag);
+}
+
+std::string cached_shared(const std::string& source, const std::string& key, size_t prefix_bytes) {
   std::string path = cache_dir() + "/" + key + ".so";
-  if (!exists(path)) compile_shared(source, path);
+  if (!exists(path)) compile_shared(source, path, prefix_bytes);
   return path;
+}
+
+void write_precompiled_header(const std::string& header, const std::string& dir) {
+  make_dirs(dir);
+  // Only the current prelude's: an older build's files are dead weight.
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::string(e->d_name).rfind("pch-", 0) == 0) std::remove((dir + "/" + e->d_name).c_str());
+    closedir(d);
+  }
+  const Toolchain t = toolchain();
+  const std::string path = dir + "/" + header_name(header);
+  write_atomically(path, header);
+  std::string flags = t.flags;
+  const size_t shared = flags.find("-shared");
+  if (shared != std::string::npos) flags.erase(shared, std::string("-shared").size());
+  int code = 0;
+  const std::string diag = run_compiler(t.cc, flags + " -x c++-header", path, path + ".gch", &code);
+  if (code != 0)
+    ir::fail(ir::ErrorKind::kUnsupported, "precompiling the kernel prelude with '" + t.cc + "' failed (exit " +
+                                              std::to_string(code) + "): " + diag);
 }
 
 void dump_source(const std::string& stem, const std::string& source, const std::string& tir) {
