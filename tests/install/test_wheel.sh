@@ -2,6 +2,7 @@
 # The pip path, as a user takes it: `pip install --no-build-isolation` from the
 # clone into the given Python's environment (a venv), then, from a scratch
 # directory and with no TileFoundry variables set:
+#   * the precompiled kernel prelude is installed beside the library;
 #   * a kernel runs on numpy arrays and, when torch is installed, through
 #     torch.ops.tilefoundry (compared with eager torch);
 #   * a C program built with find_package(TileFoundry) from the installed
@@ -35,6 +36,9 @@ src = Path(sys.argv[1])
 assert Path(tf.__file__).resolve().parent != src / "torch_ext" / "python" / "tilefoundry", \
     f"imported the clone's package, not the installed one: {tf.__file__}"
 assert "torch" not in sys.modules
+# The kernel prelude precompiled by the build, installed beside the library.
+pch = list((Path(tf.__file__).parent / "lib" / "tilefoundry-pch").glob("pch-*.h.gch"))
+assert len(pch) == 1, f"expected one precompiled prelude, found {pch}"
 k = tf.load(str(src / "tests" / "python" / "kernels.py")).compile("rmsnorm")
 x = np.random.default_rng(0).standard_normal((8, 96)).astype(np.float32)
 w = np.full(96, 0.5, np.float32)
