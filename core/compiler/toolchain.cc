@@ -85,7 +85,7 @@ std::string quote(const std::string& s) {
 // floor of it as -1). The prelude writes its FMAs explicitly.
 Toolchain toolchain() {
   return Toolchain{env_or("TF_CC", "c++"),
-                   "-std=c++17 -O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -shared -fPIC -w",
+                   "-std=c++17 -O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -fPIC -w",
                    "x86_64-native"};
 }
 
@@ -175,7 +175,7 @@ void compile_shared(const std::string& source, const std::string& out_path, size
   write_atomically(src, text);
   ++g_invocations;
   int code = 0;
-  const std::string diag = run_compiler(t.cc, t.flags, src, out_path, &code);
+  const std::string diag = run_compiler(t.cc, t.flags + " -shared", src, out_path, &code);
   std::remove(src.c_str());
   if (code == kNotMoved) ir::fail(ir::ErrorKind::kRuntime, diag);
   if (code == 127)
@@ -202,11 +202,8 @@ void write_precompiled_header(const std::string& header, const std::string& dir)
   const Toolchain t = toolchain();
   const std::string path = dir + "/" + header_name(header);
   write_atomically(path, header);
-  std::string flags = t.flags;
-  const size_t shared = flags.find("-shared");
-  if (shared != std::string::npos) flags.erase(shared, std::string("-shared").size());
   int code = 0;
-  const std::string diag = run_compiler(t.cc, flags + " -x c++-header", path, path + ".gch", &code);
+  const std::string diag = run_compiler(t.cc, t.flags + " -x c++-header", path, path + ".gch", &code);
   if (code != 0)
     ir::fail(ir::ErrorKind::kUnsupported, "precompiling the kernel prelude with '" + t.cc + "' failed (exit " +
                                               std::to_string(code) + "): " + diag);

@@ -12,7 +12,10 @@ namespace tf::compiler {
 
 struct Toolchain {
   std::string cc;     // TF_CC or "c++"
-  std::string flags;  // fixed optimization + shared-object flags
+  // The fixed code-generation flags, shared by kernels (which add -shared)
+  // and the precompiled prelude (-x c++-header): a .gch fits only the
+  // flags it was built with.
+  std::string flags;
   std::string target; // what the code is tuned for (-march=native: this host)
 };
 
