@@ -25,6 +25,20 @@ using namespace tir;
 
 namespace {
 
+// One step of a row sum: acc + element. A product computed in the double
+// accumulator's own type is fused into the add (one rounding, not two): a
+// row sum's order is already unspecified (a vectorized reassociation), so
+// its last bits are too, while kernels otherwise compile without
+// contraction so that every product the evaluator rounds is rounded. Left
+// unfused, LayerNorm's sum of squares costs a multiply and an add per
+// element where one FMA does.
+ExprPtr accumulate(const VarPtr& acc, const ExprPtr& element) {
+  auto* m = as<Binary>(element);
+  if (acc->dtype() == DType::kF64 && m && m->op() == BinaryOp::kMul && m->type() == acc->type())
+    return call(acc->type(), "__builtin_fma", {m->a(), m->b(), acc});
+  return add(acc, cast(acc->dtype(), element));
+}
+
 // A call computed a chunk at a time: fn(buf, n, extra...) over the buffer
 // `buf` filled with arg.
 struct Staged {
@@ -969,7 +983,7 @@ class Stage {
         reductions.push_back({r.acc, BinaryOp::kMax});
         reductions.push_back({r.nans, BinaryOp::kAdd});
       } else {
-        updates.push_back(Assign::make(r.acc, add(r.acc, cast(r.acc->dtype(), r.element))));
+        updates.push_back(Assign::make(r.acc, accumulate(r.acc, r.element)));
         reductions.push_back({r.acc, BinaryOp::kAdd});
       }
     }

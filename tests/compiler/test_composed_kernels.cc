@@ -161,6 +161,22 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   EXPECT_EQ(count(sm, " / r1"), 0) << sm;
 }
 
+TEST_F(ComposedKernels, OnlyAProductInTheDoubleAccumulatorFusesIntoTheSum) {
+  // The built-in LayerNorm squares its shifted elements in double: the
+  // square and the add are one FMA. A user's f32 square is rounded to f32
+  // first, as the evaluator's f32 tensor of squares is, then added.
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+  };
+  const std::string ln = tir("row_ops_of_empty_rows"), rms = tir("rms_f32");
+  EXPECT_GT(count(ln, "= __builtin_fma("), 0) << ln;
+  EXPECT_EQ(count(rms, "__builtin_fma("), 0) << rms;
+  EXPECT_EQ(count(rms, "acc0 = (acc0 + f64((x0[j] * x0[j])))"), 2) << rms;
+  for (auto d : {1, 5, 300}) agree("row_ops_of_empty_rows", {{3, d}, {d}});
+}
+
 TEST_F(ComposedKernels, SoftmaxFromMaxExpSumIsOneLoopNest) {
   EXPECT_EQ(stages("softmax_composed"), 1);
   for (auto d : {1, 7, 256, 3000}) agree("softmax_composed", {{4, d}}, 20.0);
