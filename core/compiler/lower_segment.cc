@@ -231,7 +231,7 @@ class SegmentLowering {
   // entry's checks that run before any stage, the stage itself in order.
   // Parallel loops get their serial twin below the threshold here.
   void add_stage(const LoweredStage& l) {
-    const tir::StmtPtr stage = tir::split_parallel_threshold(l.stage);
+    const tir::StmtPtr stage = tir::remove_unused_lets(tir::split_parallel_threshold(l.stage));
     out_.may_fail = out_.may_fail || l.may_fail;
     out_.slot_vars.assign(slot_vars_.begin(), slot_vars_.end());
     const std::vector<tir::VarPtr> params = out_.params();

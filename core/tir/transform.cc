@@ -247,7 +247,61 @@ class CommonCallBinder final : public Mutator {
   }
 };
 
+// The variables read anywhere: operands, loads' and stores' buffers.
+class Reads final : public Visitor {
+ public:
+  std::unordered_set<const Var*> vars;
+
+ protected:
+  void visit_Var(const Var& n) override { vars.insert(&n); }
+};
+
+// Whether evaluating e has no effect but its value (no extern call).
+bool effect_free(const ExprPtr& e) {
+  struct Finder final : Visitor {
+    bool found = false;
+    void visit_Call(const Call& n) override {
+      found = found || n.effect() != Call::kPure;
+      Visitor::visit_Call(n);
+    }
+  } f;
+  f.visit(e);
+  return !f.found;
+}
+
+class UnusedLetRemover final : public Mutator {
+ public:
+  explicit UnusedLetRemover(const std::unordered_set<const Var*>& read) : read_(read) {}
+  bool removed = false;
+
+ protected:
+  StmtPtr mutate_LetStmt(const LetStmt& n, const StmtPtr& self) override {
+    StmtPtr body = mutate(n.body());
+    // A mutable variable may be assigned without being read: it stays.
+    if (!n.var()->is_mutable() && !read_.count(n.var().get()) && effect_free(n.value())) {
+      removed = true;
+      return body;
+    }
+    if (body == n.body()) return self;
+    return LetStmt::make(n.var(), n.value(), body, n.no_alias());
+  }
+
+ private:
+  const std::unordered_set<const Var*>& read_;
+};
+
 }  // namespace
+
+StmtPtr remove_unused_lets(const StmtPtr& s) {
+  StmtPtr out = s;
+  for (;;) {
+    Reads r;
+    r.visit(out);
+    UnusedLetRemover remover(r.vars);
+    out = remover.mutate(out);
+    if (!remover.removed) return out;
+  }
+}
 
 StmtPtr hoist_loop_invariants(const StmtPtr& s) { return InvariantHoister().mutate(s); }
 

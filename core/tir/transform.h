@@ -46,6 +46,13 @@ StmtPtr hoist_loop_invariants(const StmtPtr& s);
 // float exp), and the second copy doubled softmax's sum pass.
 StmtPtr bind_common_calls(const StmtPtr& s);
 
+// Drops every LetStmt whose variable nothing reads and whose value calls
+// no extern routine (repeated: a value read only by a dropped binding goes
+// too). Rationale: lowering binds what a stage may need before it knows
+// which path reads it (a streaming flag where the store is one whole-row
+// routine call); the printed C++ and TIR then say only what runs.
+StmtPtr remove_unused_lets(const StmtPtr& s);
+
 // What a statement writes anywhere inside it: the variables it binds (For,
 // LetStmt, Allocate) or assigns, and the buffers it stores to.
 struct Writes {

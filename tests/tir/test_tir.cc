@@ -252,5 +252,31 @@ TEST(Tir, ACallRepeatedInOneIterationIsComputedOnce) {
   EXPECT_EQ(bind_common_calls(out).get(), out.get());
 }
 
+TEST(Tir, BindingsNothingReadsAreRemoved) {
+  // let a = n * 2 (read only by b); let b = a + 1 (read by nothing);
+  // let c = n + 3 (read by the store); let d = an extern call (kept: it
+  // has an effect); var m (assigned, never read: kept).
+  VarPtr y = Var::make("y", Type::pointer(DType::kI64)), n = Var::make("n", kI64);
+  VarPtr a = Var::make("a", kI64), b = Var::make("b", kI64), c = Var::make("c", kI64);
+  VarPtr d = Var::make("d", Type::scalar(DType::kI32)), m = Var::make("m", kI64, true);
+  StmtPtr inner = Seq::make({Store::make(y, i64(0), c), Assign::make(m, n)});
+  StmtPtr s = LetStmt::make(
+      a, mul(n, i64(2)),
+      LetStmt::make(b, add(a, i64(1)),
+                    LetStmt::make(c, add(n, i64(3)),
+                                  LetStmt::make(d, extern_call("tf_probe", {n}),
+                                                LetStmt::make(m, i64(0), inner)))));
+  StmtPtr out = remove_unused_lets(s);
+  const std::string text = to_string(out);
+  EXPECT_EQ(text.find("let a"), std::string::npos) << text;
+  EXPECT_EQ(text.find("let b"), std::string::npos) << text;
+  EXPECT_NE(text.find("let c: i64 = (n + 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find("tf_probe(n)"), std::string::npos) << text;
+  EXPECT_NE(text.find("var m: i64 = 0"), std::string::npos) << text;
+  EXPECT_NO_THROW(verify(Function{"f", {y, n}, out}));
+  // Nothing left to remove: the same tree.
+  EXPECT_EQ(remove_unused_lets(out).get(), out.get());
+}
+
 }  // namespace
 }  // namespace tf::tir
