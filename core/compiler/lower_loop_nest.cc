@@ -660,7 +660,8 @@ class Stage {
 
   // for (j in [lo, hi)) y[j] = value, in chunks of kChunk through L1 when
   // the value needs any (see the header); streamed when `nt` holds.
-  StmtPtr store_loop(const VarPtr& y, const ExprPtr& lo, const ExprPtr& hi, const ExprPtr& value, const VarPtr& nt) {
+  StmtPtr store_loop(const VarPtr& y, const ExprPtr& lo, const ExprPtr& hi, const ExprPtr& value, const VarPtr& nt,
+                     bool stream_only = false) {
     const DType dt = iter_.dtype();
     const bool half = is_half(dt);
     const std::vector<const Leaf*> wide = widened(value);
@@ -691,6 +692,9 @@ class Stage {
       if (!half && y == cache() && is_row_element(v, y)) {
         // The routine left the stored value in the output row already (in
         // cache: streaming it again would only add a pass).
+      } else if (streamed && is_row_element(v, cache())) {
+        // The stored value is the scratch row's: streamed from there.
+        body.push_back(Evaluate::make(extern_call("tf_stream", {address(y, c0_), address(cache(), c0_), n})));
       } else if (streamed || half) {
         VarPtr buf = Var::make("buf", Type::pointer(compute_dtype(dt)));
         StmtPtr fill = For::make(j_, c0_, n, ForKind::kVectorized, Store::make(buf, sub(j_, c0_), v));
@@ -709,6 +713,7 @@ class Stage {
       if (streamed) loop = Seq::make({loop, Evaluate::make(extern_call("tf_stream_fence", {}))});
       return loop;
     };
+    if (stream_only) return chunks(true);
     if (StmtPtr whole = whole_row_routine(y, lo, hi, value, half || !wide.empty())) return whole;
     StmtPtr plain;
     if (half || !wide.empty() || !staged_.empty()) plain = chunks(false);
@@ -832,7 +837,7 @@ class Stage {
     f.outer = Var::make("outer", kIndex);
     f.bs = leaf_strides(f.lets, &f.base);
     f.fast = Var::make("fast", Type::scalar(DType::kBool));
-    if (can_stream()) f.nt = Var::make("nt", Type::scalar(DType::kBool));
+    if (can_stream() || streams_cached_row()) f.nt = Var::make("nt", Type::scalar(DType::kBool));
     return f;
   }
 
@@ -1128,11 +1133,11 @@ class Stage {
 
   // The passes over one row and its store (value: the stored value;
   // caching: the last pass stores the cached values for it).
-  StmtPtr row_passes(const ExprPtr& value, bool caching, const Frame& f) {
+  StmtPtr row_passes(const ExprPtr& value, bool caching, const Frame& f, bool stream_only = false) {
     int depth = 0;
     for (const RowReduce& r : reduces_) depth = std::max(depth, r.depth);
     // Innermost first: the store, under every result it reads.
-    StmtPtr body = store_loop(y_, i64(0), inner_, value, f.nt);
+    StmtPtr body = store_loop(y_, i64(0), inner_, value, f.nt, stream_only);
     for (int d = depth; d >= 1; --d) {
       for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it)
         if (it->depth == d) body = LetStmt::make(it->value, finish(*it), body);
@@ -1149,11 +1154,43 @@ class Stage {
   // Where cached values are kept: the output row, or the scratch row.
   const VarPtr& cache() const { return scratch_ ? scratch_ : y_; }
 
+  // Whether a large f32 / f64 row stage whose last reduction pass caches
+  // values in the output row (softmax's exps) writes that row once instead:
+  // the values go to a scratch row in L1 / L2, the store streams the result
+  // out. Cached in the output row, each output line is read for ownership
+  // and written twice (0.17 ms of 1.0 per 8 MiB softmax at 32 MiB and
+  // more, one thread). Only when the store itself calls nothing costly.
+  bool streams_cached_row() const {
+    const DType d = iter_.dtype();
+    return !cached_.empty() && !scratch_ && (d == DType::kF32 || d == DType::kF64) && store_transcendentals_ == 0;
+  }
+
+  // The row's passes with the cached values in a scratch row `sb` and the
+  // store streamed from it: the value and the staged calls read sb where
+  // they read the output row.
+  StmtPtr streamed_row(const ExprPtr& value, const Frame& f) {
+    VarPtr sb = Var::make("sb", Type::pointer(iter_.dtype()));
+    const VarMap to_sb{{y_.get(), ExprPtr(sb)}};
+    const std::vector<Staged> staged = staged_;
+    for (Staged& st : staged_) {
+      st.arg = substitute(st.arg, to_sb);
+      for (ExprPtr& x : st.extra) x = substitute(x, to_sb);
+    }
+    scratch_ = sb;
+    StmtPtr passes = row_passes(substitute(value, to_sb), true, f, /*stream_only=*/true);
+    scratch_ = nullptr;
+    staged_ = staged;
+    return Allocate::make(sb, i64(kRowScratch), MemoryScope::kLocal, passes);
+  }
+
   StmtPtr row_skeleton(const std::string& what, const ExprPtr& value) {
     const SlotVars& out = env_.slot(s_);
     const Frame f = frame();
     VarPtr row = Var::make("row", kIndex), y = y_;
-    StmtPtr body = row_passes(value, !cached_.empty(), f);
+    Frame in_place = f;  // the values cached in the output row: nt as can_stream() says
+    if (!can_stream()) in_place.nt = nullptr;
+    StmtPtr body = row_passes(value, !cached_.empty(), in_place);
+    if (streams_cached_row()) body = IfThenElse::make(land(f.nt, le(inner_, i64(kRowScratch))), streamed_row(value, f), body);
     if (scratch_) {
       // A row of up to kRowScratch floats (32 KiB) stays in L1 / L2.
       const std::vector<Staged> staged = std::exchange(staged_, plain_.staged);
