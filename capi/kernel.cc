@@ -7,6 +7,7 @@
 #include "capi/aot.h"
 #include "core/eval/evaluator.h"
 #include "core/eval/virtual_mesh.h"
+#include "core/frontend/suggest.h"
 #include "core/ir/error.h"
 
 namespace tf::capi {
@@ -60,10 +61,16 @@ std::vector<sema::ArgDesc> descs_of(const std::vector<runtime::NDArray>& arrays)
 
 }  // namespace
 
+ir::FunctionPtr find_function(const ir::Module& m, const std::string& fn) {
+  if (ir::FunctionPtr f = m.lookup(fn)) return f;
+  std::vector<std::string> names;
+  for (const ir::FunctionPtr& f : m.functions()) names.push_back(f->name());
+  ir::fail(ErrorKind::kNotFound, "no function named '" + fn + "' in the module" + frontend::did_you_mean(fn, names));
+}
+
 std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string& fn,
                                               tf_backend requested) {
-  ir::FunctionPtr f = m->lookup(fn);
-  if (!f) ir::fail(ErrorKind::kNotFound, "no function named '" + fn + "' in the module");
+  ir::FunctionPtr f = find_function(*m, fn);
   std::shared_ptr<const compiler::CompiledFunction> native;
   std::string reason;
   if (requested == TF_BACKEND_NATIVE) {

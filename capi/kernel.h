@@ -21,6 +21,10 @@
 
 namespace tf::capi {
 
+// m's function `fn`; a kNotFound error naming it (and the nearest name in
+// the module, when one is near) otherwise.
+ir::FunctionPtr find_function(const ir::Module& m, const std::string& fn);
+
 class Kernel {
  public:
   // Throws Error(kNotFound) when m has no function fn, Error(kUnsupported)

@@ -4,24 +4,13 @@
 #include "capi/checks.h"
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "capi/kernel.h"
 #include "capi/strings.h"
 #include "core/frontend/parser.h"
 #include "core/frontend/printer.h"
 #include "core/ir/error.h"
 
 using tf::capi::require_non_null;
-
-namespace {
-
-const tf::ir::Function& find_function(const tf::ir::Module& m, const char* fn) {
-  tf::ir::FunctionPtr f = m.lookup(fn);
-  if (!f)
-    tf::ir::fail(tf::ir::ErrorKind::kNotFound,
-                 std::string("no function named '") + fn + "' in the module");
-  return *f;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -70,7 +59,7 @@ tf_status tf_module_signature(tf_module m, const char* fn, char** out_text) {
   tf::ir::ModulePtr mod = tf::capi::module_of(m);
   require_non_null(fn, "tf_module_signature", "fn");
   require_non_null(out_text, "tf_module_signature", "out_text");
-  *out_text = tf::capi::to_c_string(tf::frontend::print_signature(find_function(*mod, fn)));
+  *out_text = tf::capi::to_c_string(tf::frontend::print_signature(*tf::capi::find_function(*mod, fn)));
   TF_C_API_END
 }
 

@@ -1,6 +1,8 @@
 // Calls: surface ops (resolved through ops::find_surface), @funcs defined
 // earlier in the file, and the compile-time builtins DimVar, dim_min, dim_max.
 #include "core/frontend/parser_impl.h"
+#include "core/frontend/suggest.h"
+#include "core/frontend/syntax_functions.h"
 #include "core/ops/tensor/tensor.h"
 #include "core/sema/typeinfer.h"
 
@@ -18,7 +20,18 @@ Value Parser::call(const Token& name) {
   if (Value v; shard_call(name, args, &v)) return v;
   if (ir::FunctionPtr f = lookup_function(name.text, name.pos)) return function_call(f, name, args);
   if (const ops::SurfaceFn* fn = ops::find_surface(name.text)) return surface_call(*fn, name, args);
-  src_.parse_error(name.pos, "unknown function '" + name.text + "'");
+  src_.parse_error(name.pos, "unknown function '" + name.text + "'" + did_you_mean(name.text, callable_names()));
+}
+
+// Every name a call can spell here: the frontend's own, the ops', and the
+// @funcs defined so far.
+std::vector<std::string> Parser::callable_names() const {
+  std::vector<std::string> names = {"DimVar", "dim_min", "dim_max"};
+  for (const std::string& n : syntax_function_names()) names.push_back(n);
+  for (const ops::SurfaceFn& fn : ops::all_surfaces()) names.push_back(fn.name);
+  for (const auto& [n, f] : function_index_) names.push_back(n);
+  for (const auto& [n, p] : prototypes_) names.push_back(n);
+  return names;
 }
 
 // load_tile(x, i, axis=-1): the tile of x that the loop variable i selects on
@@ -95,7 +108,8 @@ std::vector<const Parser::Arg*> Parser::bind_args(const std::string& callee, con
     size_t i = 0;
     while (i < params.size() && params[i] != a.keyword) ++i;
     if (i == params.size())
-      src_.parse_error(a.keyword_pos, "'" + callee + "' has no parameter named '" + a.keyword + "'");
+      src_.parse_error(a.keyword_pos,
+                       "'" + callee + "' has no parameter named '" + a.keyword + "'" + did_you_mean(a.keyword, params));
     if (slots[i]) src_.parse_error(a.keyword_pos, "'" + callee + "' got multiple values for argument '" + a.keyword + "'");
     slots[i] = &a;
   }

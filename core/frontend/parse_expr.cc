@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/frontend/parser_impl.h"
+#include "core/frontend/suggest.h"
 #include "core/ops/math/math.h"
 #include "core/ops/tensor/tensor.h"
 
@@ -214,7 +215,17 @@ Value Parser::name_value(const Token& name) {
     src_.parse_error(name.pos, "mesh '" + name.text + "' is not active here: its `with Mesh(...) as " + name.text +
                                    ":` block has ended, and ShardLayout.mesh MUST point at an active binding on "
                                    "the lexical path");
-  src_.parse_error(name.pos, "undefined name '" + name.text + "'");
+  src_.parse_error(name.pos, "undefined name '" + name.text + "'" + did_you_mean(name.text, value_names()));
+}
+
+// Every name a value can spell here: the body's locals, then the module's
+// globals.
+std::vector<std::string> Parser::value_names() const {
+  std::vector<std::string> names;
+  if (locals_)
+    for (const auto& [n, v] : *locals_) names.push_back(n);
+  for (const auto& [n, v] : globals_) names.push_back(n);
+  return names;
 }
 
 // --- operators ---

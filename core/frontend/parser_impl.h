@@ -64,6 +64,8 @@ class Parser {
   // The body's value must be returnable as the declared type (core/sema/boundary.h).
   void check_return(const std::string& fn, Pos at, const ir::TypePtr& value, const ir::TypePtr& declared);
   // The function a call site names: a prototype is sealed at its first use.
+  std::vector<std::string> callable_names() const;
+  std::vector<std::string> value_names() const;
   ir::FunctionPtr lookup_function(const std::string& name, Pos use);
   void seal_prototype(const std::string& name, Pos use);
   std::vector<ir::VarPtr> parameters();

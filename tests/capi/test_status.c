@@ -143,6 +143,11 @@ static void test_not_found(void) {
   CHECK(k == before);
   CHECK_STATUS(tf_module_signature(m, "nope", &text), TF_ERR_NOT_FOUND, "nope");
   CHECK(text == (char*)&m);
+  /* A near miss names the module's function the caller likely meant. */
+  CHECK_STATUS(tf_kernel_compile(m, "rmsnrom", NULL, &k), TF_ERR_NOT_FOUND, "did you mean 'rmsnorm'?");
+  CHECK(k == before);
+  CHECK_STATUS(tf_module_signature(m, "admul", &text), TF_ERR_NOT_FOUND, "did you mean 'addmul'?");
+  CHECK(text == (char*)&m);
   tf_module_release(m);
 }
 

@@ -2,6 +2,7 @@
 // at file:line:col, with the source line and a caret.
 #include <gtest/gtest.h>
 
+#include "core/frontend/suggest.h"
 #include "frontend/round_trip.h"
 
 namespace tf::frontend {
@@ -52,9 +53,46 @@ TEST(ParseError, UnknownFunction) {
   expect_error(fn("    return frobnicate(x)\n"), ErrorKind::kParse, 3, 12, {"unknown function 'frobnicate'"});
 }
 
+TEST(ParseError, UnknownFunctionSuggestsTheNearestName) {
+  // An op, a frontend call and an @func defined earlier in the file.
+  expect_error(fn("    return rms_nrom(x, x)\n"), ErrorKind::kParse, 3, 12,
+               {"unknown function 'rms_nrom'; did you mean 'rms_norm'?"});
+  expect_error(fn("    return sofmax(x)\n"), ErrorKind::kParse, 3, 12,
+               {"unknown function 'sofmax'; did you mean 'softmax'?"});
+  expect_error(fn("    return reshrd(x)\n"), ErrorKind::kParse, 3, 12, {"did you mean 'reshard'?"});
+  expect_error("@func\ndef helper(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:\n    return x\n\n" + fn("    return helpr(x)\n"),
+               ErrorKind::kParse, 7, 12, {"unknown function 'helpr'; did you mean 'helper'?"});
+  // Nothing near: no guess.
+  try {
+    frontend::parse_module(fn("    return frobnicate(x)\n"), "t.py");
+    FAIL() << "parsed";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("did you mean"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ParseError, UnknownKeyword) {
+  // PyTorch's name for the axis is answered with the DSL's.
   expect_error(fn("    return softmax(x, dim=0)\n"), ErrorKind::kParse, 3, 23,
-               {"'softmax' has no parameter named 'dim'"});
+               {"'softmax' has no parameter named 'dim'; did you mean 'axis'?"});
+  expect_error(fn("    return softmax(x, axsi=0)\n"), ErrorKind::kParse, 3, 23,
+               {"'softmax' has no parameter named 'axsi'; did you mean 'axis'?"});
+  expect_error(fn("    return rms_norm(x, x, epsilon=1e-5)\n"), ErrorKind::kParse, 3, 27,
+               {"'rms_norm' has no parameter named 'epsilon'"});
+}
+
+TEST(ParseError, UndefinedNameSuggestsALocalOrGlobal) {
+  expect_error(fn("    hidden = x * 2.0\n    return hiden\n"), ErrorKind::kParse, 4, 12,
+               {"undefined name 'hiden'; did you mean 'hidden'?"});
+}
+
+TEST(Suggest, EditDistanceCountsASwapOfNeighboursAsOneEdit) {
+  EXPECT_EQ(frontend::edit_distance("norm", "nrom"), 1u);
+  EXPECT_EQ(frontend::edit_distance("", "abc"), 3u);
+  EXPECT_EQ(frontend::edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(frontend::nearest_name("x", {"y", "xx"}), std::optional<std::string>("y"));  // ties: the first
+  EXPECT_EQ(frontend::nearest_name("abcdef", {"uvwxyz"}), std::nullopt);
+  EXPECT_EQ(frontend::nearest_name("dim", {"x", "axes"}), std::optional<std::string>("axes"));
 }
 
 TEST(ParseError, MissingArgument) {
