@@ -36,8 +36,13 @@ DLTensor dl_view(const at::Tensor& t) {
   return v;
 }
 
+// The library's message says what the caller got wrong (an argument's
+// dtype or extent, a kernel's runtime check); the C function behind it is
+// only worth naming when the library itself failed.
 [[noreturn]] void fail_status(const std::string& op, const char* what, tf_status s) {
-  TORCH_CHECK(false, op, ": ", what, " failed: ", tf_status_name(s), ": ", tf_last_error());
+  if (s == TF_ERR_INTERNAL)
+    TORCH_CHECK(false, op, ": internal error in ", what, " (please report): ", tf_last_error());
+  TORCH_CHECK(false, op, ": ", tf_last_error());
   __builtin_unreachable();
 }
 
