@@ -78,7 +78,32 @@ def test_tuple_result(ops):
 
 def test_requires_grad_input_is_accepted(ops):
     x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16)
-    torch.testing.assert_close(ops["rmsnorm"](x, w), rmsnorm_ref(x.detach(), w), **F32_TOL)
+    torch.testing.assert_close(ops["rmsnorm"](x, w).detach(), rmsnorm_ref(x.detach(), w), **F32_TOL)
+
+
+def test_autograd_records_the_op_and_its_backward_fails_by_name(ops):
+    # The ops have no backward: the graph is not dropped silently (an output
+    # that did not require grad); a backward through the op names it.
+    x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16)
+    y = ops["rmsnorm"](x, w)
+    assert y.requires_grad and y.grad_fn is not None
+    with pytest.raises(RuntimeError, match="derivative for tilefoundry::.* is not implemented"):
+        y.sum().backward()
+    h, y2 = ops["resnorm"](x, torch.randn(2, 16), w)
+    assert h.requires_grad and y2.requires_grad
+    # The out= form records it on the written tensor alike.
+    out = torch.empty(2, 16)
+    ops["rmsnorm"].out(x, w, out=out)
+    with pytest.raises(RuntimeError, match="is not implemented"):
+        out.sum().backward()
+
+
+def test_no_grad_and_plain_inputs_give_plain_outputs(ops):
+    x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16)
+    with torch.no_grad():
+        assert not ops["rmsnorm"](x, w).requires_grad
+    assert not ops["rmsnorm"](x.detach(), w).requires_grad
+    assert ops["rmsnorm"](x.detach(), w).grad_fn is None
 
 
 def test_registering_a_name_twice_is_refused(module):

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 #include <tilefoundry/tilefoundry_torch.h>
 
@@ -93,6 +94,16 @@ tf_status register_locked(tf_kernel k, const std::string& op_name) {
             torch::dispatch(c10::DispatchKey::CPU,
                             torch::CppFunction::makeFromBoxedFunctor(std::make_unique<BoxedKernel>(
                                 k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names))));
+  // No backward yet: autograd records the op, so a backward through it
+  // fails and names it, instead of the graph being dropped silently (an
+  // input that requires grad gave an output that did not).
+  lib->impl(op_name.c_str(),
+            torch::dispatch(c10::DispatchKey::Autograd, torch::autograd::autogradNotImplementedFallback()));
+  lib->impl((op_name + ".out").c_str(),
+            torch::dispatch(c10::DispatchKey::Autograd, torch::autograd::autogradNotImplementedFallback()));
+  lib->impl((op_name + ".out").c_str(),
+            torch::dispatch(c10::DispatchKey::ADInplaceOrView,
+                            torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
   r.libs.emplace(op_name, std::move(lib));
   return TF_OK;
 }
