@@ -24,6 +24,15 @@ extern "C" {
  * Registering the same name twice is TF_ERR_INVALID_ARGUMENT. */
 TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name);
 
+/* As tf_torch_register, except that a name this library registered before
+ * is not an error: when k's schemas are that op's, later calls of the op and
+ * its .out overload run k (a notebook cell run again). Calls already running
+ * finish on the old kernel, which stays alive for the process. A different
+ * schema is TF_ERR_INVALID_ARGUMENT naming both, and the op is unchanged;
+ * a name defined elsewhere (not by this library) is refused as by
+ * tf_torch_register. */
+TF_API tf_status tf_torch_register_replace(tf_kernel k, const char* op_name);
+
 /* Message of the last failed tf_torch_register on the calling thread
  * (thread-local, valid until the next tf_torch_* call on that thread); never
  * NULL, "" when none failed. tf_last_error() is left to libtilefoundry.so. */

@@ -116,6 +116,51 @@ def test_registering_a_name_twice_is_refused(module):
     assert "already registered" in e.value.message and name in e.value.message
 
 
+REPLACEABLE = """
+from tilefoundry.dsl import *
+N = DimVar("N", 1, 1024)
+
+@func
+def scale(x: Tensor[(N, 4), f32]) -> Tensor[(N, 4), f32]:
+    return x * 2.0
+
+@func
+def scale_again(x: Tensor[(N, 4), f32]) -> Tensor[(N, 4), f32]:
+    return x * 3.0 + 1.0
+
+@func
+def two(x: Tensor[(N, 4), f32], y: Tensor[(N, 4), f32]) -> Tensor[(N, 4), f32]:
+    return x + y
+"""
+
+
+def test_a_registration_is_replaced_when_asked(module):
+    # A notebook cell run again: same name, same schema, a new body.
+    m = tf.load(REPLACEABLE)
+    name = unique_op("cell")
+    op = tf.register(m.compile("scale"), name)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(op(x), x * 2.0, rtol=0, atol=0)
+    again = tf.register(m.compile("scale_again"), name, replace=True)
+    torch.testing.assert_close(again(x), x * 3.0 + 1.0)
+    torch.testing.assert_close(op(x), x * 3.0 + 1.0)  # the same op object: it runs the new kernel
+    out = torch.empty(3, 4)
+    op.out(x, out=out)
+    torch.testing.assert_close(out, x * 3.0 + 1.0)
+    assert op(torch.empty(5, 4, device="meta")).shape == (5, 4)  # the Meta kernel describes it too
+    # A schema cannot change under a name: refused, and the op is as it was.
+    with pytest.raises(tf.TileFoundryError) as e:
+        tf.register(m.compile("two"), name, replace=True)
+    assert e.value.status == "TF_ERR_INVALID_ARGUMENT" and "schema" in e.value.message
+    torch.testing.assert_close(op(x), x * 3.0 + 1.0)
+    # Without replace=True a second registration is still an error.
+    with pytest.raises(tf.TileFoundryError, match="already registered"):
+        tf.register(m.compile("scale"), name)
+    # replace=True on a new name registers it.
+    fresh = tf.register(m.compile("scale"), unique_op("fresh"), replace=True)
+    torch.testing.assert_close(fresh(x), x * 2.0, rtol=0, atol=0)
+
+
 def test_invalid_op_name_is_refused(module):
     with pytest.raises(tf.TileFoundryError) as e:
         tf.register(module.compile("swiglu", backend="evaluator"), "not a name")

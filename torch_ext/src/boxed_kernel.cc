@@ -151,30 +151,56 @@ uint64_t next_id() {
   return ++counter;
 }
 
+// A new KernelRef holding its own reference on k.
+const KernelRef* make_ref(tf_kernel k, const std::string& op_name) {
+  tf_status s = tf_kernel_retain(k);
+  if (s != TF_OK) fail_status(op_name, "tf_kernel_retain", s);
+  size_t n_in = 0, n_out = 0;
+  if ((s = tf_kernel_num_inputs(k, &n_in)) != TF_OK || (s = tf_kernel_num_outputs(k, &n_out)) != TF_OK) {
+    tf_kernel_release(k);
+    fail_status(op_name, "describing the kernel", s);
+  }
+  return new KernelRef{k, n_in, n_out, next_id()};
+}
+
 }  // namespace
 
 BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name, Mode mode, std::vector<std::string> out_names)
-    : kernel_(k), op_name_(std::move(op_name)), mode_(mode), out_names_(std::move(out_names)), id_(next_id()) {
-  tf_status s = tf_kernel_retain(k);
-  if (s != TF_OK) fail_status(op_name_, "tf_kernel_retain", s);
-  if ((s = tf_kernel_num_inputs(k, &n_in_)) != TF_OK ||
-      (s = tf_kernel_num_outputs(k, &n_out_)) != TF_OK) {
-    tf_kernel_release(k);
-    fail_status(op_name_, "describing the kernel", s);
+    : ref_(nullptr), op_name_(std::move(op_name)), mode_(mode), out_names_(std::move(out_names)) {
+  const KernelRef* r = make_ref(k, op_name_);
+  if (mode_ == Mode::kOut && out_names_.size() != r->n_out) {
+    tf_kernel_release(r->kernel);
+    const size_t n_out = r->n_out;
+    delete r;
+    TORCH_CHECK(false, op_name_, ": ", out_names_.size(), " out= names for ", n_out, " outputs");
   }
-  if (mode_ == Mode::kOut && out_names_.size() != n_out_) {
-    tf_kernel_release(k);
-    TORCH_CHECK(false, op_name_, ": ", out_names_.size(), " out= names for ", n_out_, " outputs");
-  }
+  ref_.store(r, std::memory_order_release);
 }
 
-BoxedKernel::~BoxedKernel() { tf_kernel_release(kernel_); }
+// Only the current kernel is released: replaced ones are kept (see KernelRef).
+BoxedKernel::~BoxedKernel() {
+  const KernelRef* r = ref_.load(std::memory_order_acquire);
+  tf_kernel_release(r->kernel);
+  delete r;
+}
+
+void BoxedKernel::replace(tf_kernel k) {
+  const KernelRef* r = make_ref(k, op_name_);
+  const KernelRef* old = ref_.load(std::memory_order_acquire);
+  if (r->n_in != old->n_in || r->n_out != old->n_out) {
+    tf_kernel_release(r->kernel);
+    delete r;
+    TORCH_CHECK(false, op_name_, ": the replacing kernel takes a different number of inputs or outputs");
+  }
+  ref_.store(r, std::memory_order_release);
+}
 
 void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
   follow_torch_threads();
-  if (mode_ == Mode::kOut) return run_out(stack);
-  run_functional(stack);
+  const KernelRef& r = *ref_.load(std::memory_order_acquire);
+  if (mode_ == Mode::kOut) return run_out(r, stack);
+  run_functional(r, stack);
 }
 
 namespace {
@@ -192,35 +218,35 @@ DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, si
 
 }  // namespace
 
-void BoxedKernel::run_functional(torch::jit::Stack* stack) {
-  DLTensors in = view_inputs(op_name_, torch::jit::last(*stack, n_in_), n_in_);
+void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
+  DLTensors in = view_inputs(op_name_, torch::jit::last(*stack, r.n_in), r.n_in);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
-  for (const OutputDesc& d : output_descs(op_name_, kernel_, id_, n_out_, in)) {
+  for (const OutputDesc& d : output_descs(op_name_, r.kernel, r.id, r.n_out, in)) {
     outputs.push_back(empty_output(d.shape, d.dtype));
     out.push_back(dl_view(outputs.back()));
   }
-  tf_status s = tf_kernel_run(kernel_, in.data(), in.size(), out.data(), out.size());
+  tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
-  torch::jit::drop(*stack, n_in_);
+  torch::jit::drop(*stack, r.n_in);
   for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
 }
 
-void BoxedKernel::run_out(torch::jit::Stack* stack) {
-  auto args = torch::jit::last(*stack, n_in_ + n_out_);
-  DLTensors in = view_inputs(op_name_, args, n_in_);
-  const auto& descs = output_descs(op_name_, kernel_, id_, n_out_, in);
+void BoxedKernel::run_out(const KernelRef& r, torch::jit::Stack* stack) {
+  auto args = torch::jit::last(*stack, r.n_in + r.n_out);
+  DLTensors in = view_inputs(op_name_, args, r.n_in);
+  const auto& descs = output_descs(op_name_, r.kernel, r.id, r.n_out, in);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
-  for (size_t i = 0; i < n_out_; ++i) {
-    const at::Tensor& t = args[n_in_ + i].toTensor();
+  for (size_t i = 0; i < r.n_out; ++i) {
+    const at::Tensor& t = args[r.n_in + i].toTensor();
     check_out(op_name_, out_names_[i], t, descs[i].dtype, descs[i].shape);
     outputs.push_back(t);
     out.push_back(dl_view(t));
   }
-  tf_status s = tf_kernel_run(kernel_, in.data(), in.size(), out.data(), out.size());
+  tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
-  torch::jit::drop(*stack, n_in_ + n_out_);
+  torch::jit::drop(*stack, r.n_in + r.n_out);
   for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
 }
 

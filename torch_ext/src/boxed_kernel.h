@@ -9,6 +9,7 @@
 // Python) naming the op and the argument.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,16 @@
 #include <tilefoundry/tilefoundry.h>
 
 namespace tf::torch_ext {
+
+// The kernel a registration runs, with what each call needs of it. A
+// registration's kernel is replaced as a whole (BoxedKernel::replace): a
+// call loads the current one once, and a replaced one stays alive for the
+// process, since a call on another thread may still be running it.
+struct KernelRef {
+  tf_kernel kernel;
+  size_t n_in, n_out;
+  uint64_t id;  // unique for the process's life: the key of the per-thread output memo
+};
 
 class BoxedKernel final : public c10::OperatorKernel {
  public:
@@ -33,17 +44,19 @@ class BoxedKernel final : public c10::OperatorKernel {
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                   torch::jit::Stack* stack);
 
- private:
-  void run_functional(torch::jit::Stack* stack);
-  void run_out(torch::jit::Stack* stack);
+  // Later calls run k (same numbers of inputs and outputs as the current
+  // kernel: the schema is the same; the caller checks it). Takes its own
+  // reference on k. Throws c10::Error when k cannot be described.
+  void replace(tf_kernel k);
 
-  tf_kernel kernel_;
+ private:
+  void run_functional(const KernelRef& r, torch::jit::Stack* stack);
+  void run_out(const KernelRef& r, torch::jit::Stack* stack);
+
+  std::atomic<const KernelRef*> ref_;
   std::string op_name_;  // "tilefoundry::<name>" or "tilefoundry::<name>.out", for messages
   Mode mode_;
   std::vector<std::string> out_names_;
-  size_t n_in_ = 0;
-  size_t n_out_ = 0;
-  uint64_t id_;  // unique for the process's life: the key of the per-thread output memo
 };
 
 }  // namespace tf::torch_ext

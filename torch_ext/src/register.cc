@@ -44,9 +44,18 @@ std::vector<T> out_tags() {
   }
 }
 
+// One op this library registered: its fragment, the schemas it defined and
+// the two kernels behind them (owned by the fragment's impls).
+struct Registration {
+  std::unique_ptr<torch::Library> lib;
+  KernelSchemas schemas;
+  BoxedKernel* functional = nullptr;
+  BoxedKernel* out = nullptr;
+};
+
 struct Registry {
   std::mutex mu;
-  std::unordered_map<std::string, std::unique_ptr<torch::Library>> libs;
+  std::unordered_map<std::string, Registration> ops;
 };
 
 Registry& registry() {
@@ -65,15 +74,30 @@ bool torch_knows(const std::string& op_name) {
       .has_value();
 }
 
-tf_status register_locked(tf_kernel k, const std::string& op_name) {
+// Points the op's two kernels at k, when k's schemas are the op's.
+tf_status replace_locked(tf_kernel k, const std::string& op_name, Registration& reg,
+                         const KernelSchemas& schemas) {
+  if (schemas.functional != reg.schemas.functional || schemas.out != reg.schemas.out) {
+    return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register_replace: tilefoundry::" + op_name + " is " +
+                                             reg.schemas.functional + ", and the new kernel's schema is " +
+                                             schemas.functional + "; a schema cannot change, pick another op_name");
+  }
+  reg.functional->replace(k);
+  reg.out->replace(k);
+  return TF_OK;
+}
+
+tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace) {
   if (!is_identifier(op_name)) {
     return fail(TF_ERR_INVALID_ARGUMENT,
                 "tf_torch_register: op name '" + op_name + "' is not an identifier");
   }
   Registry& r = registry();
-  if (r.libs.count(op_name) || torch_knows(op_name)) {
+  auto known = r.ops.find(op_name);
+  if ((known != r.ops.end() && !replace) || (known == r.ops.end() && torch_knows(op_name))) {
     return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register: tilefoundry::" + op_name +
-                                             " is already registered; pick another op_name");
+                                             " is already registered; pick another op_name" +
+                                             (known == r.ops.end() ? "" : " or replace it"));
   }
   KernelSchemas schemas;
   std::string why;
@@ -81,19 +105,20 @@ tf_status register_locked(tf_kernel k, const std::string& op_name) {
     return fail(s, "tf_torch_register: deriving the schema of tilefoundry::" + op_name +
                        " failed: " + (why.empty() ? tf_last_error() : why));
   }
+  if (known != r.ops.end()) return replace_locked(k, op_name, known->second, schemas);
   auto lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT, "tilefoundry",
                                               c10::nullopt, __FILE__, __LINE__);
   const std::string qualified = "tilefoundry::" + op_name;
   lib->def(schemas.functional.c_str());
   const std::vector<at::Tag> tags = out_tags();
   lib->def(schemas.out.c_str(), tags);
+  auto functional = std::make_unique<BoxedKernel>(k, qualified);
+  auto out = std::make_unique<BoxedKernel>(k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names);
+  Registration reg{nullptr, schemas, functional.get(), out.get()};
   lib->impl(op_name.c_str(),
-            torch::dispatch(c10::DispatchKey::CPU,
-                            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<BoxedKernel>(k, qualified))));
+            torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(functional))));
   lib->impl((op_name + ".out").c_str(),
-            torch::dispatch(c10::DispatchKey::CPU,
-                            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<BoxedKernel>(
-                                k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names))));
+            torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(out))));
   // No backward yet: autograd records the op, so a backward through it
   // fails and names it, instead of the graph being dropped silently (an
   // input that requires grad gave an output that did not).
@@ -104,17 +129,14 @@ tf_status register_locked(tf_kernel k, const std::string& op_name) {
   lib->impl((op_name + ".out").c_str(),
             torch::dispatch(c10::DispatchKey::ADInplaceOrView,
                             torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
-  r.libs.emplace(op_name, std::move(lib));
+  reg.lib = std::move(lib);
+  r.ops.emplace(op_name, std::move(reg));
   return TF_OK;
 }
 
-}  // namespace
-}  // namespace tf::torch_ext
 
-extern "C" {
-
-TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name) {
-  using namespace tf::torch_ext;
+// Both entry points: no exception crosses the C boundary.
+tf_status register_entry(tf_kernel k, const char* op_name, bool replace) {
   g_last_error.clear();
   try {
     if (!k) return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register: kernel is NULL");
@@ -129,7 +151,7 @@ TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name) {
       name = fn;
     }
     std::lock_guard<std::mutex> lock(registry().mu);
-    return register_locked(k, name);
+    return register_locked(k, name, replace);
   } catch (const c10::Error& e) {
     return fail(TF_ERR_INTERNAL,
                 std::string("tf_torch_register: torch refused the registration: ") +
@@ -141,6 +163,19 @@ TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name) {
   } catch (...) {
     return fail(TF_ERR_INTERNAL, "tf_torch_register: unknown exception");
   }
+}
+
+}  // namespace
+}  // namespace tf::torch_ext
+
+extern "C" {
+
+TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name) {
+  return tf::torch_ext::register_entry(k, op_name, /*replace=*/false);
+}
+
+TF_API tf_status tf_torch_register_replace(tf_kernel k, const char* op_name) {
+  return tf::torch_ext::register_entry(k, op_name, /*replace=*/true);
 }
 
 TF_API const char* tf_torch_last_error(void) { return tf::torch_ext::g_last_error.c_str(); }

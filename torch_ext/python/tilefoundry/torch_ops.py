@@ -52,40 +52,63 @@ def _load_torch_lib():
             check_torch_version(path, torch.__version__)
             torch.ops.load_library(path)
             handle = ctypes.CDLL(path)
-            handle.tf_torch_register.restype = ctypes.c_int
-            handle.tf_torch_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            for fn in (handle.tf_torch_register, handle.tf_torch_register_replace):
+                fn.restype = ctypes.c_int
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
             handle.tf_torch_last_error.restype = ctypes.c_char_p
             handle.tf_torch_last_error.argtypes = []
             _torch_lib = handle
     return _torch_lib
 
 
-def register(kernel, name=None):
+def register(kernel, name=None, replace=False):
     """Defines torch.ops.tilefoundry.<name> (default: the kernel's function name).
 
     The registration holds its own reference on the kernel for the life of
     the process. Registering a name twice raises TileFoundryError
-    (TF_ERR_INVALID_ARGUMENT).
+    (TF_ERR_INVALID_ARGUMENT), unless replace=True: then a name registered
+    here before runs `kernel` from now on, provided its schema is the same
+    (re-running a notebook cell after editing the kernel's body); a changed
+    schema is refused and the op keeps its kernel.
     """
     import torch
     tl = _load_torch_lib()
     op_name = name if name is not None else kernel.name
-    status = tl.tf_torch_register(kernel.handle, op_name.encode())
-    if status != _lib.TF_OK:
-        raise TileFoundryError(_lib.status_name(status), tl.tf_torch_last_error().decode())
-    _register_meta(kernel, op_name)
+    entry = tl.tf_torch_register_replace if replace else tl.tf_torch_register
+    with _lock:
+        status = entry(kernel.handle, op_name.encode())
+        if status != _lib.TF_OK:
+            raise TileFoundryError(_lib.status_name(status), tl.tf_torch_last_error().decode())
+        replaced = op_name in _meta_kernels
+        _meta_kernels[op_name] = kernel
+    if not replaced:
+        _register_meta(op_name)
     return getattr(torch.ops.tilefoundry, op_name)
 
 
 _meta_libs = []  # torch.library fragments holding the Meta impls, for the process's life
+_meta_kernels = {}  # op name -> the kernel its Meta impls describe (replaced with the op's)
 
 
-def _register_meta(kernel, op_name):
+class _CurrentKernel:
+    """The kernel registered under one op name now: the Meta impls read it
+    through this, so replacing the op's kernel replaces what they describe
+    (torch refuses a second Python impl for the same op and key)."""
+
+    def __init__(self, op_name):
+        self._op_name = op_name
+
+    def __getattr__(self, attr):
+        return getattr(_meta_kernels[self._op_name], attr)
+
+
+def _register_meta(op_name):
     """Adds the Meta kernels of the op and its .out overload (see meta.py);
-    the kernel object stays alive through the closures, like the CPU
+    the kernel objects stay alive in _meta_kernels, like the CPU
     registration's own reference."""
     import torch
     from .meta import meta_impl, meta_out_impl
+    kernel = _CurrentKernel(op_name)
     lib = torch.library.Library("tilefoundry", "IMPL")
     schema = getattr(torch.ops.tilefoundry, op_name).out._schema
     out_names = [a.name for a in schema.arguments if a.kwarg_only]
