@@ -86,6 +86,13 @@ def centred_then_rms_norm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> tuple
     return rms_norm(c, w, eps=1e-5), c
 )";
 
+// How many times `what` occurs in `text`.
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 class ComposedKernels : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "composed.py"); }
@@ -129,11 +136,6 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   // rmsnorm: the mean of squares, then the store; softmax: the max, the sum
   // of exponentials, then the store. Each pass is a vectorized loop, or a
   // prelude routine over each chunk.
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-    return n;
-  };
   const std::string rms = tir("rms_f32"), sm = tir("softmax_composed");
   EXPECT_EQ(count(rms, "// stage:"), 1) << rms;
   // The row loop and its one-thread twin (below the size threshold).
@@ -190,11 +192,6 @@ TEST_F(ComposedKernels, OnlyAProductInTheDoubleAccumulatorFusesIntoTheSum) {
   // The built-in LayerNorm squares its shifted elements in double: the
   // square and the add are one FMA. A user's f32 square is rounded to f32
   // first, as the evaluator's f32 tensor of squares is, then added.
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-    return n;
-  };
   const std::string ln = tir("row_ops_of_empty_rows"), rms = tir("rms_f32");
   EXPECT_GT(count(ln, "= __builtin_fma("), 0) << ln;
   EXPECT_EQ(count(rms, "__builtin_fma("), 0) << rms;
