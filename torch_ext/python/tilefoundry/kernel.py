@@ -63,9 +63,11 @@ class Kernel:
         """(DLDataType, shape) of output i for a C array of n_in input DLTensors."""
         dtype, ndim = DLDataType(), ctypes.c_int32()
         shape = (ctypes.c_int64 * _lib.TF_MAX_NDIM)()
+        # The library's message names the argument at fault (the inputs are
+        # what output_desc checks); "output i" would point at the wrong side.
         _lib.check(_lib.lib().tf_kernel_output_desc(self._handle, arr, n_in, i,
                                                     ctypes.byref(dtype), ctypes.byref(ndim), shape),
-                   f"{self.name}: output {i}")
+                   self.name)
         return dtype, tuple(shape[j] for j in range(ndim.value))
 
     def run(self, inputs, outputs):
