@@ -30,3 +30,20 @@ def test_every_example_runs(tmp_path):
     r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+OPS_DOC = DOC.parent / "ops.md"
+
+
+def test_the_op_catalog_module_compiles():
+    """docs/ops.md ends with every example of the page as one module: it
+    parses, type-checks, and each function compiles (natively where the
+    compiler lowers it)."""
+    import tilefoundry as tf
+    blocks = python_blocks(OPS_DOC.read_text())
+    assert len(blocks) == 1
+    m = tf.load(blocks[0])
+    assert len(m.functions) >= 14
+    for name in m.functions:
+        k = m.compile(name)
+        assert k.num_outputs >= 1, name
