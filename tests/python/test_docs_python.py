@@ -26,7 +26,15 @@ def test_the_page_has_examples_for_every_section():
 def test_every_example_runs(tmp_path):
     script = tmp_path / "doc_examples.py"
     script.write_text("\n".join(python_blocks(DOC.read_text())))
+    # The package this test imports, found from the scratch directory too
+    # (a relative PYTHONPATH would not be).
+    import tilefoundry
     env = dict(os.environ)
+    paths = [str(Path(tilefoundry.__file__).resolve().parents[1])]
+    paths += [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    if "TILEFOUNDRY_LIB_DIR" in env:
+        env["TILEFOUNDRY_LIB_DIR"] = os.path.abspath(env["TILEFOUNDRY_LIB_DIR"])
     r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
