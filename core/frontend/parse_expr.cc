@@ -188,6 +188,10 @@ Value Parser::paren_or_tuple() {
 }
 
 Value Parser::name_value(const Token& name) {
+  // Python spells these math.inf / float("nan"); a kernel writes a mask's
+  // -inf as a literal, which takes its partner tensor's dtype like 1.5 does.
+  if (name.text == "inf") return Value::of_float(std::numeric_limits<double>::infinity(), name.pos);
+  if (name.text == "nan") return Value::of_float(std::numeric_limits<double>::quiet_NaN(), name.pos);
   if (locals_) {
     auto it = locals_->find(name.text);
     if (it != locals_->end()) {

@@ -115,6 +115,7 @@ void Parser::skip_line() {
 void Parser::module_assign() {
   const Token& name = next();
   next();  // '='
+  refuse_literal_name(name);
   if (name.text == "TARGET") {
     parse_target(name);
   } else {
@@ -403,6 +404,13 @@ void Parser::statement(std::optional<Value>* ret, Pos* ret_pos) {
   expect_newline();
 }
 
+// inf and nan always mean the float literals (name_value): binding them
+// would make a name that can never be read back.
+void Parser::refuse_literal_name(const Token& name) const {
+  if (name.text == "inf" || name.text == "nan")
+    src_.parse_error(name.pos, "'" + name.text + "' is the float literal " + name.text + "; bind another name");
+}
+
 // `return a` or `return a, b` (a Tuple of the values).
 Value Parser::return_value(Pos pos) {
   if (peek().kind == TokenKind::kNewline) src_.parse_error(pos, "return needs a value");
@@ -421,6 +429,7 @@ void Parser::assignment() {
   std::vector<const Token*> targets{&next()};
   while (accept_op(",")) targets.push_back(&expect_name());
   expect_op("=");
+  for (const Token* t : targets) refuse_literal_name(*t);
   Value v = expression();
   if (targets.size() == 1) {
     (*locals_)[targets[0]->text] = v;

@@ -65,6 +65,7 @@ class Parser {
   void check_return(const std::string& fn, Pos at, const ir::TypePtr& value, const ir::TypePtr& declared);
   // The function a call site names: a prototype is sealed at its first use.
   std::vector<std::string> callable_names() const;
+  void refuse_literal_name(const Token& name) const;
   std::vector<std::string> value_names() const;
   ir::FunctionPtr lookup_function(const std::string& name, Pos use);
   void seal_prototype(const std::string& name, Pos use);

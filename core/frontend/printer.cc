@@ -272,7 +272,8 @@ class FunctionPrinter {
     if (ir::is_bool(c.dtype())) return c.int_value() ? "True" : "False";
     if (ir::is_int(c.dtype())) return std::to_string(c.int_value());
     double v = c.value();
-    if (v != v || v - v != 0) unprintable(fn_.name(), "a non-finite float Constant has no DSL literal");
+    if (v != v) return "nan";
+    if (v - v != 0) return v > 0 ? "inf" : "-inf";
     return ir::format_double(v);
   }
 

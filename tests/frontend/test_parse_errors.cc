@@ -81,6 +81,12 @@ TEST(ParseError, UnknownKeyword) {
                {"'rms_norm' has no parameter named 'epsilon'"});
 }
 
+TEST(ParseError, InfAndNanCannotBeRebound) {
+  expect_error(fn("    inf = x\n    return x\n"), ErrorKind::kParse, 3, 5,
+               {"'inf' is the float literal inf; bind another name"});
+  expect_error("nan = 3\n" + fn("    return x\n"), ErrorKind::kParse, 1, 1, {"'nan' is the float literal nan"});
+}
+
 TEST(ParseError, UndefinedNameSuggestsALocalOrGlobal) {
   expect_error(fn("    hidden = x * 2.0\n    return hiden\n"), ErrorKind::kParse, 4, 12,
                {"undefined name 'hiden'; did you mean 'hidden'?"});

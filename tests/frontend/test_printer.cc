@@ -126,6 +126,18 @@ def f(x: Tensor[(N,), bf16], i: Tensor[(N,), i64], b: Tensor[(N,), bool]) -> tup
 )");
 }
 
+TEST(RoundTrip, InfinityAndNanAreLiterals) {
+  auto m = parse_rt(std::string(kHeader) + R"(
+@func
+def f(x: Tensor[(N,), f32]) -> Tensor[(N,), f32]:
+    return maximum(x, -inf) + minimum(x, inf) * nan
+)");
+  const std::string text = print_module(*m);
+  EXPECT_TRUE(contains(text, "maximum(x, -inf)")) << text;
+  EXPECT_TRUE(contains(text, "minimum(x, inf)")) << text;
+  EXPECT_TRUE(contains(text, "* nan")) << text;
+}
+
 TEST(RoundTrip, EverythingInScope) {
   auto m = parse_rt(std::string(kHeader) + R"(
 TARGET = Target("cpu", topology=(("device", 1),))

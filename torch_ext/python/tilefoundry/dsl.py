@@ -135,10 +135,15 @@ SURFACE_FUNCTIONS = _lib.surface_function_names()
 
 globals().update({name: _placeholder(name) for name in SURFACE_FUNCTIONS})
 
+# The float literals the DSL spells as names (a mask's -inf).
+inf = float("inf")
+nan = float("nan")
+
 __all__ = [
     "DimVar", "DType", "Tensor", "Target", "Mesh", "Layout", "ShardLayout", "Split",
     "Broadcast", "Partial", "func", "DslFunction", "dim_min", "dim_max",
     "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "fp8e4m3", "f8e8m0", "f4e2m1",
+    "inf", "nan",
 ] + SURFACE_FUNCTIONS
 
 # `bool` is the DSL's name for the bool dtype, but shadowing Python's bool in
