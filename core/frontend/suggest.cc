@@ -30,10 +30,13 @@ std::optional<std::string> nearest_name(const std::string& got, const std::vecto
   if (auto it = torch_spelling.find(got); it != torch_spelling.end())
     for (const std::string& s : it->second)
       if (std::find(candidates.begin(), candidates.end(), s) != candidates.end()) return s;
+  // A typo is short; a very long name gets no guess (and no quadratic table).
+  constexpr size_t kLongest = 64;
+  if (got.size() > kLongest) return std::nullopt;
   std::optional<std::string> best;
   size_t best_d = 0;
   for (const std::string& c : candidates) {
-    if (c == got) continue;
+    if (c == got || c.size() > kLongest) continue;
     const size_t d = edit_distance(got, c);
     const size_t limit = std::max<size_t>(1, std::max(got.size(), c.size()) / 3);
     if (d <= limit && (!best || d < best_d)) {

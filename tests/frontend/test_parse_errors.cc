@@ -99,6 +99,9 @@ TEST(Suggest, EditDistanceCountsASwapOfNeighboursAsOneEdit) {
   EXPECT_EQ(frontend::nearest_name("x", {"y", "xx"}), std::optional<std::string>("y"));  // ties: the first
   EXPECT_EQ(frontend::nearest_name("abcdef", {"uvwxyz"}), std::nullopt);
   EXPECT_EQ(frontend::nearest_name("dim", {"x", "axes"}), std::optional<std::string>("axes"));
+  // A name longer than any typo (64 characters) gets no guess.
+  EXPECT_EQ(frontend::nearest_name(std::string(65, 'a'), {std::string(64, 'a')}), std::nullopt);
+  EXPECT_EQ(frontend::nearest_name(std::string(64, 'a'), {std::string(63, 'a')}), std::optional<std::string>(std::string(63, 'a')));
 }
 
 TEST(ParseError, MissingArgument) {
