@@ -98,3 +98,23 @@ def test_any_dlpack_object_is_accepted(module):
 def test_non_tensor_argument_is_a_type_error(module):
     with pytest.raises(TypeError, match="__dlpack__"):
         module.compile("scale2", backend="evaluator")([1.0, 2.0])
+
+
+def test_uint8_is_refused_not_read_as_bool(module):
+    # bool crosses DLPack 0.6 as a uint8 view, and there is no u8 dtype: a
+    # real uint8 buffer would be read as bool, so it is refused by name
+    # (inputs and run's outputs; torch and numpy), and nothing is written.
+    import numpy as np
+    band = module.compile("band")
+    a = torch.tensor([True, False, True])
+    for bad in (torch.tensor([1, 0, 2], dtype=torch.uint8), np.array([1, 0, 2], dtype=np.uint8)):
+        with pytest.raises(tf.TileFoundryError) as e:
+            band(a.numpy() if isinstance(bad, np.ndarray) else a, bad)
+        assert e.value.status == "TF_ERR_INVALID_ARGUMENT"
+        assert "argument #1 (b) is a uint8 tensor" in e.value.message, e.value.message
+    out = torch.full((3,), 7, dtype=torch.uint8)
+    with pytest.raises(tf.TileFoundryError, match="output #0 is a uint8 tensor"):
+        band.run([a, a], [out])
+    assert torch.equal(out, torch.full((3,), 7, dtype=torch.uint8))
+    # bool itself still crosses (as the uint8 view).
+    assert torch.equal(band(a, a), a)

@@ -4,6 +4,15 @@ import ctypes
 from . import _lib
 from ._dlpack import Borrowed, DLDataType, DLManagedTensor, DLTensor, Owned, torch_if_imported
 from .dtypes import name_from_dl, numpy_dtype, torch_dtype_from_dl
+from .errors import TileFoundryError
+
+
+def _is_uint8(obj) -> bool:
+    """A torch tensor or numpy array of uint8 (not bool viewed as uint8)."""
+    torch = torch_if_imported()
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return obj.dtype == torch.uint8
+    return type(obj).__module__ == "numpy" and getattr(getattr(obj, "dtype", None), "name", "") == "uint8"
 
 _BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator",
                   _lib.TF_BACKEND_VIRTUAL_MESH: "virtual_mesh"}
@@ -75,6 +84,7 @@ class Kernel:
         self._check_arity(inputs)
         if len(outputs) != self.num_outputs:
             raise TypeError(f"{self.name} has {self.num_outputs} output(s), got {len(outputs)}")
+        self._refuse_uint8(outputs, "output")
         ins = [Borrowed(t) for t in inputs]
         outs = [Borrowed(t) for t in outputs]
         self._run(ins, outs)
@@ -121,6 +131,20 @@ class Kernel:
         if len(tensors) != self.num_inputs:
             raise TypeError(f"{self.name} takes {self.num_inputs} tensor(s) "
                             f"({', '.join(self.input_names())}), got {len(tensors)}")
+        self._refuse_uint8(tensors, "argument")
+
+    def _refuse_uint8(self, tensors, what):
+        """DLPack 0.6 spells bool as uint8, which is how bool crosses to the
+        library, and there is no u8 dtype: a real uint8 tensor would be read
+        as bool. Refused here, where its dtype is still known."""
+        for i, t in enumerate(tensors):
+            if _is_uint8(t):
+                names = self.input_names() if what == "argument" else None
+                where = f"{what} #{i}" + (f" ({names[i]})" if names else "")
+                raise TileFoundryError("TF_ERR_INVALID_ARGUMENT",
+                                       f"{self.name}: {where} is a uint8 tensor, which TileFoundry does not "
+                                       "support (it has no u8 dtype, and a uint8 buffer would read as bool); "
+                                       "pass bool, or cast")
 
     def _run(self, ins, outs):
         self._run_into(_dl_array(ins), len(ins), outs)
