@@ -45,25 +45,27 @@ def test_set_num_threads_arguments(restore_threads):
 
 def test_threads_started_follow_the_setting():
     """In a fresh process: one torch thread starts no OpenMP workers for a
-    large kernel; three start (at least) two."""
+    large kernel; three start (at least) two. Threads are compared by id, not
+    counted: a helper thread of torch or of the loader may end meanwhile."""
     code = (
         "import os, torch, tilefoundry as tf, sys\n"
         "m = tf.load(sys.argv[1])\n"
         "op = tf.register(m.compile('scale2'), 'threads_probe')\n"
         "x = torch.randn(4096, 1024)\n"
-        "tasks = lambda: len(os.listdir('/proc/self/task'))\n"
+        "tids = lambda: set(os.listdir('/proc/self/task'))\n"
         "torch.set_num_threads(1)\n"
-        "alone = tasks()\n"
+        "alone = tids()\n"
         "op(x)\n"
-        "one = tasks()\n"
+        "one = tids()\n"
         "torch.set_num_threads(3)\n"
         "op(x)\n"
-        "print(alone, one, tasks())\n")
+        "three = tids()\n"
+        "print(len(one - alone), len(three - one))\n")
     env = subprocess_env()
     env.pop("OMP_NUM_THREADS", None)
     out = subprocess.run([sys.executable, "-c", code, str(KERNELS)], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    alone, one, three = map(int, out.stdout.split()[-3:])
-    assert one == alone
-    assert three >= alone + 2
+    started_by_one, started_by_three = map(int, out.stdout.split()[-2:])
+    assert started_by_one == 0
+    assert started_by_three >= 2
