@@ -1,4 +1,5 @@
-// Data-movement stages: Gather, TopK, Concat, Stack and Reshard's copy.
+// Data-movement stages: Gather, TopK, Concat, Stack, Reshard's copy,
+// Bitcast's copy of bits and Arange's fill.
 // Element values move as stored (no widening), so every storable dtype
 // works, 8-bit floats included. Checks as core/eval/kernels (indexing.cc,
 // combine.cc).
@@ -179,6 +180,21 @@ LoweredStage lower_stack(const EntryVars& e, size_t out, const std::vector<size_
   const StmtPtr stack =
       Allocate::make(window, i64(static_cast<int64_t>(r > 1 ? r - 1 : 1)), MemoryScope::kLocal, Seq::make(std::move(body)));
   return LoweredStage{Seq::make({stage_comment("stack", out), stack}), nullptr, false};
+}
+
+LoweredStage lower_bitcast(const EntryVars& e, size_t out, size_t xs) {
+  const SlotVars &x = e.slot(xs), &y = e.slot(out);
+  const StmtPtr copy = Evaluate::make(extern_call("tf_copy_nd", {y.data, y.strides, x.data, x.strides, x.shape, type_rank(x)},
+                                                  {element_type(y), element_type(x)}));
+  return LoweredStage{Seq::make({stage_comment("bitcast", out), copy}), nullptr, false};
+}
+
+LoweredStage lower_arange(const EntryVars& e, size_t out, const ops::Arange& op) {
+  const SlotVars& y = e.slot(out);
+  const StmtPtr fill = Evaluate::make(extern_call(
+      "tf_arange", {y.data, load(y.shape, i64(0)), imm(DType::kF64, op.start), imm(DType::kF64, op.step)},
+      {element_type(y)}));
+  return LoweredStage{Seq::make({stage_comment("arange", out), fill}), nullptr, false};
 }
 
 LoweredStage lower_copy(const EntryVars& e, size_t out, size_t xs, const std::string& what) {

@@ -8,7 +8,7 @@
 //   lower_layout.cc  Reshape / Transpose / Slice copies
 //   lower_insert.cc  InsertSlice / CacheUpdate
 //   lower_rope.cc    rotate-half RoPE
-//   lower_data.cc    Gather, TopK, Concat, Stack, Reshard's copy
+//   lower_data.cc    Gather, TopK, Concat, Stack, Reshard's copy, Bitcast, Arange
 //   lower_shape.cc   ShapeOf, Rank, ShapeExtract, ShapeCompose
 //   lower_conv.cc    Conv2D (im2col + GEMM)
 //
@@ -64,6 +64,10 @@ LoweredStage lower_gather(const EntryVars& e, size_t out, size_t x, size_t indic
 LoweredStage lower_topk(const EntryVars& e, size_t values, size_t indices, size_t x, const ops::TopK& op);
 LoweredStage lower_concat(const EntryVars& e, size_t out, const std::vector<size_t>& ins, const ops::Concat& op);
 LoweredStage lower_stack(const EntryVars& e, size_t out, const std::vector<size_t>& ins, const ops::Stack& op);
+// out = x's elements' bits read as out's dtype (same width).
+LoweredStage lower_bitcast(const EntryVars& e, size_t out, size_t x);
+// out[i] = op.start + i * op.step, as the evaluator computes it.
+LoweredStage lower_arange(const EntryVars& e, size_t out, const ops::Arange& op);
 // out = x in row-major order (Reshard's single-device meaning).
 LoweredStage lower_copy(const EntryVars& e, size_t out, size_t x, const std::string& what);
 

@@ -111,11 +111,12 @@ template <typename C>
 static inline C tf_gelu_tanh(C x) { return tf_gelu_tanh_of(x, tf_tanh(tf_gelu_tanh_arg(x))); }
 
 // Copies the r-d array x (shape sh, strides sx) onto y (strides sy), both in
-// elements: InsertSlice / CacheUpdate's copy of dst and their window write.
+// elements: InsertSlice / CacheUpdate's copy of dst and their window write;
+// with X another type of T's width, Bitcast (each element's bits moved).
 // y may equal x only when the strides are equal (then nothing moves).
-template <typename T>
-static void tf_copy_nd(T* y, const int64_t* sy, const T* x, const int64_t* sx, const int64_t* sh, int r) {
-  if (r == 0) { y[0] = x[0]; return; }
+template <typename T, typename X = T>
+static void tf_copy_nd(T* y, const int64_t* sy, const X* x, const int64_t* sx, const int64_t* sh, int r) {
+  if (r == 0) { y[0] = tf_bits_as<T>(x[0]); return; }
   int64_t outer = 1;
   for (int a = 0; a + 1 < r; ++a) outer *= sh[a];
   const int64_t inner = sh[r - 1], iy = sy[r - 1], ix = sx[r - 1];
@@ -125,9 +126,23 @@ static void tf_copy_nd(T* y, const int64_t* sy, const T* x, const int64_t* sx, c
     int64_t oy = 0, ox = 0, rem = row;
     for (int a = r - 2; a >= 0; --a) { const int64_t q = rem % sh[a]; rem /= sh[a]; oy += q * sy[a]; ox += q * sx[a]; }
     T* yr = y + oy;
-    const T* xr = x + ox;
-    if (iy == 1 && ix == 1) { for (int64_t j = 0; j < inner; ++j) yr[j] = xr[j]; }
-    else { for (int64_t j = 0; j < inner; ++j) yr[j * iy] = xr[j * ix]; }
+    const X* xr = x + ox;
+    if (iy == 1 && ix == 1) { for (int64_t j = 0; j < inner; ++j) yr[j] = tf_bits_as<T>(xr[j]); }
+    else { for (int64_t j = 0; j < inner; ++j) yr[j * iy] = tf_bits_as<T>(xr[j * ix]); }
+  }
+}
+
+// y[i] = element i of arange(n, start, step) stored as T (scalar_numerics.h).
+template <typename T>
+static void tf_arange(T* y, int64_t n, double start, double step) {
+  if constexpr (std::is_integral_v<T>) {
+    const int64_t s0 = static_cast<int64_t>(start), st = static_cast<int64_t>(step);
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(tf_arange_int(s0, st, i));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(tf_arange_float<double>(start, step, i));
+  } else {
+    const float s0 = static_cast<float>(start), st = static_cast<float>(step);
+    for (int64_t i = 0; i < n; ++i) y[i] = tf_narrow<T>(tf_arange_float<float>(s0, st, i));
   }
 }
 

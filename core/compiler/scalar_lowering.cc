@@ -1,8 +1,13 @@
 #include "core/compiler/scalar_lowering.h"
 
+#include <cmath>
+#include <limits>
+
 
 #include "core/compiler/emit_util.h"
 #include "core/ir/error.h"
+#include "core/runtime/float8.h"
+#include "core/runtime/half.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
 #include "core/ops/part_table.h"
@@ -61,6 +66,7 @@ ExprPtr lower_binary(const ScalarArgs& a) {
       return tir::Call::make(Type::scalar(c), "tf_floordiv", {x, y, a.err}, tir::Call::kExtern, {Type::scalar(c)});
     case BinaryKind::kMinimum: return tcall(c, "tf_min", {x, y});
     case BinaryKind::kMaximum: return tcall(c, "tf_max", {x, y});
+    case BinaryKind::kPow: return tir::call(Type::scalar(c), "std::pow", {x, y});
     case BinaryKind::kEq: return tir::eq(x, y);
     case BinaryKind::kNe: return tir::ne(x, y);
     case BinaryKind::kLt: return tir::lt(x, y);
@@ -100,6 +106,33 @@ ExprPtr lower_unary(const ScalarArgs& a) {
   TF_CHECK(false, "scalar lowering: unknown Unary kind");
 }
 
+ExprPtr lower_where(const ScalarArgs& a) { return tir::select(a.args[0], a.args[1], a.args[2]); }
+
+// A bound in the compute type, converted as the evaluator converts it
+// (rounded to a float dtype, saturated to an integer one); null when it
+// bounds nothing (an infinity on its own side).
+ExprPtr clamp_bound(double v, DType d, bool lower) {
+  if (v == (lower ? -1 : 1) * std::numeric_limits<double>::infinity()) return nullptr;
+  if (!ir::is_float(d)) return tir::IntImm::make(d, ops::clamp_int_bound(v, d));
+  switch (d) {
+    case DType::kF64: return tir::imm(d, v);
+    case DType::kF16: return tir::imm(DType::kF32, runtime::Half::from_float(static_cast<float>(v)).to_float());
+    case DType::kBF16: return tir::imm(DType::kF32, runtime::BFloat16::from_float(static_cast<float>(v)).to_float());
+    case DType::kFP8E4M3: return tir::imm(DType::kF32, runtime::Float8E4M3::from_float(static_cast<float>(v)).to_float());
+    case DType::kF8E8M0: return tir::imm(DType::kF32, runtime::Float8E8M0::from_float(static_cast<float>(v)).to_float());
+    default: return tir::imm(DType::kF32, static_cast<float>(v));
+  }
+}
+
+ExprPtr lower_clamp(const ScalarArgs& a) {
+  const auto& op = static_cast<const ops::Clamp&>(*a.call.op());
+  const DType c = compute_dtype(a.out);
+  ExprPtr v = a.args[0];
+  if (ExprPtr lo = clamp_bound(op.min, a.out, true)) v = tcall(c, "tf_max", {v, lo});
+  if (ExprPtr hi = clamp_bound(op.max, a.out, false)) v = tcall(c, "tf_min", {v, hi});
+  return v;
+}
+
 ExprPtr lower_cast(const ScalarArgs& a) {
   if (a.out == DType::kBool) return tir::ne(a.args[0], zero(operand_compute(a, 0)));
   return tir::cast(compute_dtype(a.out), a.args[0]);
@@ -132,6 +165,7 @@ bool unary_transcendental(const ir::Op& op) {
     default: return false;
   }
 }
+bool binary_transcendental(const ir::Op& op) { return static_cast<const ops::Binary&>(op).kind == BinaryKind::kPow; }
 bool integer_division(const ir::Call& c) {
   return static_cast<const ops::Binary&>(*c.op()).kind == BinaryKind::kDiv &&
          !ir::is_float(tensor_type(*c.args()[0]).dtype());
@@ -142,7 +176,9 @@ bool integer_division(const ir::Call& c) {
 ops::OpPartTable<ScalarLowering>& table() {
   static ops::OpPartTable<ScalarLowering>* t = [] {
     auto* p = new ops::OpPartTable<ScalarLowering>("a scalar lowering");
-    p->add("Binary", {lower_binary, never, integer_division});
+    p->add("Binary", {lower_binary, binary_transcendental, integer_division});
+    p->add("Where", {lower_where, never, cannot_fail});
+    p->add("Clamp", {lower_clamp, never, cannot_fail});
     p->add("Unary", {lower_unary, unary_transcendental, cannot_fail});
     p->add("Cast", {lower_cast, never, cannot_fail});
     p->add("Silu", {lower_silu, always, cannot_fail});

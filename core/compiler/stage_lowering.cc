@@ -142,6 +142,10 @@ LoweredStage stack(const EntryVars& e, const StageCall& c) {
 LoweredStage reshard(const EntryVars& e, const StageCall& c) {
   return lower_copy(e, c.results[0], c.slots[0], "reshard");
 }
+LoweredStage bitcast(const EntryVars& e, const StageCall& c) { return lower_bitcast(e, c.results[0], c.slots[0]); }
+LoweredStage arange(const EntryVars& e, const StageCall& c) {
+  return lower_arange(e, c.results[0], op_of<ops::Arange>(c));
+}
 LoweredStage shape_of(const EntryVars& e, const StageCall& c) { return lower_shape_of(e, c.results[0], c.slots[0]); }
 LoweredStage rank(const EntryVars& e, const StageCall& c) { return lower_rank(e, c.results[0], c.slots[0]); }
 LoweredStage shape_extract(const EntryVars& e, const StageCall& c) {
@@ -183,6 +187,8 @@ ops::OpPartTable<StageLowering>& table() {
     p->add("Concat", {concat, in_memory_needs});
     p->add("Stack", {stack, in_memory_needs});
     p->add("Reshard", {reshard, in_memory_needs});
+    p->add("Bitcast", {bitcast, in_memory_needs});
+    p->add("Arange", {arange, in_memory_needs});
     p->add("ShapeOf", {shape_of, in_memory_needs});
     p->add("Rank", {rank, in_memory_needs});
     p->add("ShapeExtract", {shape_extract, in_memory_needs});

@@ -141,7 +141,7 @@ Value Parser::surface_call(const ops::SurfaceFn& fn, const Token& name, const st
   auto slots = bind_args(fn.name, name, names, has_default, args);
   std::vector<const Arg*> tensor_args;
   for (size_t i = 0; i < fn.params.size(); ++i)
-    if (fn.params[i].is_tensor) tensor_args.push_back(slots[i]);
+    if (fn.params[i].is_tensor && fn.params[i].literal_partner) tensor_args.push_back(slots[i]);
   const ir::TensorType* partner = literal_partner(tensor_args);
 
   std::vector<ir::ExprPtr> operands;
@@ -149,7 +149,8 @@ Value Parser::surface_call(const ops::SurfaceFn& fn, const Token& name, const st
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const ops::SurfaceParam& p = fn.params[i];
     if (p.is_tensor) {
-      operands.push_back(p.tuple ? tuple_operand(p, slots[i], name) : operand(slots[i]->value, partner, name));
+      operands.push_back(p.tuple ? tuple_operand(p, slots[i], name)
+                                 : operand(slots[i]->value, p.literal_partner ? partner : nullptr, name));
       continue;
     }
     if (!slots[i]) {

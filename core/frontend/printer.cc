@@ -252,15 +252,19 @@ class FunctionPrinter {
   }
 
   // The operands of a call; a Constant prints as a literal that reads back
-  // with the dtype of the first non-Constant tensor operand.
-  std::vector<std::string> render_args(const std::vector<ExprPtr>& args, bool as_operand) {
+  // with the dtype of the first non-Constant tensor operand among those
+  // `partners` marks (all, when null: ops::SurfaceParam::literal_partner).
+  std::vector<std::string> render_args(const std::vector<ExprPtr>& args, bool as_operand,
+                                       const std::vector<bool>* partners = nullptr) {
+    auto is_partner = [&](size_t i) { return !partners || (*partners)[i]; };
     const ir::TensorType* partner = nullptr;
-    for (const auto& a : args)
-      if (a->kind() != ExprKind::kConstant && (partner = ir::as_tensor(a->type()))) break;
+    for (size_t i = 0; i < args.size() && !partner; ++i)
+      if (is_partner(i) && args[i]->kind() != ExprKind::kConstant) partner = ir::as_tensor(args[i]->type());
     std::vector<std::string> out;
-    for (const auto& a : args) {
-      auto* c = ir::expr_as<ir::Constant>(a);
-      out.push_back(c && !names_.count(a.get()) ? literal(*c, partner) : render(a, as_operand));
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto* c = ir::expr_as<ir::Constant>(args[i]);
+      out.push_back(c && !names_.count(args[i].get()) ? literal(*c, is_partner(i) ? partner : nullptr)
+                                                      : render(args[i], as_operand));
     }
     return out;
   }
@@ -281,16 +285,23 @@ class FunctionPrinter {
   // Tuple prints as None, an i64 Constant (alone or as a Tuple field) as an
   // int literal — the parser reads both back the same (parse_call.cc).
   std::vector<std::string> render_op_args(const ir::Op& op, const std::vector<ExprPtr>& args) {
-    std::vector<bool> is_tuple(args.size(), false);
+    std::vector<bool> is_tuple(args.size(), false), partner(args.size(), true);
     if (const ops::SurfaceFn* fn = ops::find_surface(op.surface_name())) {
       size_t i = 0;
       for (const auto& p : fn->params)
-        if (p.is_tensor && i < args.size()) is_tuple[i++] = p.tuple;
+        if (p.is_tensor && i < args.size()) {
+          partner[i] = p.literal_partner;
+          is_tuple[i++] = p.tuple;
+        }
     }
     std::vector<ExprPtr> plain;
+    std::vector<bool> plain_partner;
     for (size_t i = 0; i < args.size(); ++i)
-      if (!is_tuple[i]) plain.push_back(args[i]);
-    std::vector<std::string> plain_parts = render_args(plain, false), parts;
+      if (!is_tuple[i]) {
+        plain.push_back(args[i]);
+        plain_partner.push_back(partner[i]);
+      }
+    std::vector<std::string> plain_parts = render_args(plain, false, &plain_partner), parts;
     for (size_t i = 0, j = 0; i < args.size(); ++i)
       parts.push_back(!is_tuple[i] ? plain_parts[j++]
                       : names_.count(args[i].get()) ? render(args[i], false) : render_tuple_operand(args[i]));

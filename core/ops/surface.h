@@ -35,6 +35,10 @@ struct SurfaceParam {
   // With is_tensor: may be omitted or None, which passes an empty Tuple
   // (conv2d's bias).
   bool optional = false;
+  // With is_tensor: a literal in another tensor parameter takes this
+  // operand's dtype (add(x, 1.0)). Off for a mask (where's cond), whose
+  // dtype says nothing of the values'.
+  bool literal_partner = true;
 };
 
 struct SurfaceFn {

@@ -144,6 +144,28 @@ static inline T tf_narrow(C v) {
   else return static_cast<T>(v);
 }
 
+// Element i of an arange, as torch's CPU arange computes it: in int64,
+// wrapping, for the integer dtypes; in the accumulation type A (double for
+// f32 / f64, float for the narrow floats) for the floats.
+static inline int64_t tf_arange_int(int64_t start, int64_t step, int64_t i) {
+  return static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(step) * static_cast<uint64_t>(i));
+}
+template <typename A>
+static inline A tf_arange_float(A start, A step, int64_t i) { return start + step * static_cast<A>(i); }
+
+// The bits of v read as T (same width): Bitcast's element.
+template <typename T, typename X>
+static inline T tf_bits_as(X v) {
+  if constexpr (std::is_same_v<T, X>) {
+    return v;
+  } else {
+    static_assert(sizeof(T) == sizeof(X), "a bitcast keeps the width");
+    T t;
+    std::memcpy(&t, &v, sizeof t);
+    return t;
+  }
+}
+
 // ---- an op's result rounded to a narrow float and read back as float
 
 // The bits of tf_widen(tf_to_f16(x)) (checked for all 2^32 floats) in a third

@@ -9,6 +9,7 @@
 // registered, or a Unary / Binary kind added, without a case here.
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -339,6 +340,46 @@ const std::map<std::string, std::function<void()>>& cases() {
                            return Outs{call(mk<ops::Zeros>(ir::Shape{2, 3}, d, ir::StorageKind::kGmem), {})};
                          }});
          check_op("Zeros", ps);
+       }},
+      {"Where",
+       [] {
+         // cond (3, 1) against values (3, 5) and (5): all three broadcast.
+         // (fp8 values are not computed on by elementwise stages: the evaluator runs them.)
+         std::vector<Piece> ps;
+         for (DType d : kAll)
+           ps.push_back({{random_any(DType::kBool, {3, 1}, rng()), random_any(d, {3, 5}, rng()), random_any(d, {5}, rng())},
+                         [](const Args& a) { return Outs{call(mk<ops::Where>(), {a[0], a[1], a[2]})}; }});
+         check_op("Where", ps);
+       }},
+      {"Clamp",
+       [] {
+         // Both bounds, one side each; integer dtypes saturate a bound past their range.
+         check_op("Clamp", per_dtype(kAll, {4, 6}, [](const ir::ExprPtr& x, DType d) {
+                    const double inf = std::numeric_limits<double>::infinity();
+                    if (!ir::is_float(d)) return call(mk<ops::Clamp>(-1000.0, 1.0), {x});
+                    return call(mk<ops::Clamp>(d == DType::kF32 ? -inf : -0.3, d == DType::kF64 ? inf : 0.7), {x});
+                  }));
+       }},
+      {"Bitcast",
+       [] {
+         std::vector<Piece> ps;
+         const std::pair<DType, DType> pairs[] = {{DType::kF32, DType::kI32}, {DType::kI64, DType::kF64},
+                                                  {DType::kF16, DType::kBF16}, {DType::kFP8E4M3, DType::kI8},
+                                                  {DType::kI8, DType::kF8E8M0}};
+         for (auto [from, to] : pairs)
+           ps.push_back({{random_any(from, {3, 7}, rng())},
+                         [to = to](const Args& a) { return Outs{call(mk<ops::Bitcast>(to), {a[0]})}; }});
+         check_op("Bitcast", ps);
+       }},
+      {"Arange",
+       [] {
+         std::vector<Piece> ps;
+         for (DType d : kWithFp8)
+           ps.push_back({{}, [d](const Args&) {
+                           const bool fl = ir::is_float(d);
+                           return Outs{call(mk<ops::Arange>(ir::ShapeDim(37), fl ? -1.25 : -7.0, fl ? 0.125 : 3.0, d), {})};
+                         }});
+         check_op("Arange", ps);
        }},
       {"Gather",
        [] {

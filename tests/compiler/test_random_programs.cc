@@ -57,6 +57,7 @@
 #include <cstdlib>
 #include <deque>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -206,7 +207,7 @@ class ProgramGenerator {
   }
 
   ir::ExprPtr random_op() {
-    switch (pick(31)) {
+    switch (pick(36)) {
       case 0: case 1: case 2: return random_binary();
       case 3: return random_unary();
       case 4: return call<ops::Silu>({any()});
@@ -260,7 +261,33 @@ class ProgramGenerator {
       case 27: return topk();
       case 28: return conv2d();
       case 29: return shape_scaled();
-      default: return reshard(any());
+      case 30: return reshard(any());
+      case 31: {  // a mask's select, a literal on either side
+        ir::ExprPtr c = compare(any(), pick(2) ? BinaryKind::kLt : BinaryKind::kGe);
+        ir::ExprPtr a = any(), b = pick(3) == 0 ? constant() : any();
+        if (pick(2)) std::swap(a, b);
+        return call<ops::Where>({c, a, b});
+      }
+      case 32: {  // clamp, one side open now and then
+        const double inf = std::numeric_limits<double>::infinity();
+        const double lo = pick(4) == 0 ? -inf : uniform(-1.5, 0.5), hi = pick(4) == 0 ? inf : uniform(-0.5, 1.5);
+        return call<ops::Clamp>({any()}, lo, hi);
+      }
+      case 33: {  // pow of a positive base (|x| + 0.5), a bounded exponent
+        ir::ExprPtr base = binary(unary(any(), UnaryKind::kAbs), ir::Constant::make_float(0.5, dt_), BinaryKind::kAdd);
+        return binary(base, pick(2) ? constant() : any(), BinaryKind::kPow);
+      }
+      case 34: {  // the bits through the integer type of the same width and back
+        const DType bits = dt_ == DType::kF32 ? DType::kI32 : DType::kI64;
+        return call<ops::Bitcast>({call<ops::Bitcast>({any()}, bits)}, dt_);
+      }
+      default: {  // an arange along the row, in the float type or through i64
+        const bool integral = pick(2) == 0;
+        ir::ExprPtr r = call<ops::Arange>({}, d_, integral ? double(pick(5)) - 2 : uniform(-1, 1),
+                                          integral ? double(pick(3)) + 1 : uniform(-0.05, 0.05),
+                                          integral ? DType::kI64 : dt_);
+        return binary(full(), integral ? cast(r, dt_) : r, BinaryKind::kAdd);
+      }
     }
   }
 

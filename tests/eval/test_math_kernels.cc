@@ -1,8 +1,10 @@
-// Binary and Unary kernels on small hand-checked cases.
+// Binary, Unary, Where, Clamp and Bitcast kernels on small hand-checked cases.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/ops/math/math.h"
+#include "core/ops/tensor/tensor.h"
 #include "eval_helpers.h"
 
 namespace tf::evaltest {
@@ -164,6 +166,50 @@ TEST(UnaryKernel, LogicalNotOnAnyDtype) {
   EXPECT_EQ(values<bool>(unary(UnaryKind::kLogicalNot, f32({3}, {0, 2, -0.0}))), (std::vector<double>{1, 0, 1}));
   EXPECT_EQ(values<bool>(unary(UnaryKind::kLogicalNot, array<bool>(DType::kBool, {2}, {0, 1}))),
             (std::vector<double>{1, 0}));
+}
+
+TEST(ClampKernel, NanStaysAndMinAboveMaxGivesMax) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto x = param("x", ir::Shape{4}, DType::kF32);
+  auto run = [&](double lo, double hi) {
+    return values<float>(program({x}, call<ops::Clamp>({x}, lo, hi)).run({f32({4}, {-5, 0.5, nan, 9})})[0]);
+  };
+  std::vector<double> v = run(0, 6);
+  EXPECT_EQ(v[0], 0);
+  EXPECT_EQ(v[1], 0.5);
+  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_EQ(v[3], 6);
+  v = run(-inf, 1);  // one side
+  EXPECT_EQ(v[0], -5);
+  EXPECT_EQ(v[3], 1);
+  v = run(3, 1);  // min > max: max everywhere but NaN
+  EXPECT_EQ(v[0], 1);
+  EXPECT_EQ(v[1], 1);
+  EXPECT_EQ(v[3], 1);
+}
+
+TEST(ClampKernel, IntegerBoundPastTheRangeSaturates) {
+  auto x = param("x", ir::Shape{3}, DType::kI32);
+  NDArray r = program({x}, call<ops::Clamp>({x}, -1e12, 1e12)).run({i32({3}, {-7, 0, 2147483647})})[0];
+  EXPECT_EQ(values<int32_t>(r), (std::vector<double>{-7, 0, 2147483647}));
+}
+
+TEST(BitcastKernel, KeepsEveryBitNanPayloadsIncluded) {
+  NDArray bits = i32({3}, {0x7FC00001, -1, 0x3F800000});  // a NaN with a payload, all-ones (a NaN), 1.0f
+  auto x = param("x", ir::Shape{3}, DType::kI32);
+  NDArray f = program({x}, call<ops::Bitcast>({x}, DType::kF32)).run({bits})[0];
+  EXPECT_EQ(f.dtype(), DType::kF32);
+  EXPECT_EQ(std::memcmp(f.data(), bits.data(), 12), 0);
+  EXPECT_EQ(values<float>(f)[2], 1.0);
+}
+
+TEST(WhereKernel, SelectsAndBroadcastsEachOperand) {
+  auto c = param("c", ir::Shape{2, 1}, DType::kBool), a = param("a", ir::Shape{2, 3}, DType::kF32),
+       b = param("b", ir::Shape{3}, DType::kF32);
+  NDArray cond = NDArray::empty(DType::kBool, {2, 1});
+  static_cast<bool*>(cond.data())[0] = true;
+  NDArray r = program({c, a, b}, call<ops::Where>({c, a, b})).run({cond, f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3}, {-1, -2, -3})})[0];
+  EXPECT_EQ(values<float>(r), (std::vector<double>{1, 2, 3, -1, -2, -3}));
 }
 
 }  // namespace

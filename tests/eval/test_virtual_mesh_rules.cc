@@ -218,6 +218,23 @@ TEST(VirtualMesh, Binary_SplitOperandsPropagateSplit) {
   check_same_answer({{kS, {split(0)}}, {kS, {}}}, [](auto& p) { return binary(BinaryKind::kSub, p[0], p[1]); });
 }
 
+// ---- Where, Clamp, Bitcast -------------------------------------------------------
+
+TEST(VirtualMesh, Where_SplitOperandsAlignAndPartialIsRejected) {
+  check_same_answer({{kS, {split(0)}}, {kS, {}}, {kS, {split(0)}}}, [](auto& p) {
+    return call<ops::Where>({binary(BinaryKind::kLt, p[0], p[1]), p[2], p[1]});
+  });
+}
+
+TEST(VirtualMesh, Clamp_MonotoneCommutesWithMaxMinNotSum) {
+  for (Reduction r : {Reduction::kMax, Reduction::kMin})
+    check_same_answer({{kS, {partial(r)}, DType::kF32, -3.0, 3.0}}, [](auto& p) { return call<ops::Clamp>({p[0]}, -1.0, 2.0); });
+}
+
+TEST(VirtualMesh, Bitcast_KeepsSplitRejectsEveryPartial) {
+  check_same_answer({{kS, {split(0)}}}, [](auto& p) { return call<ops::Bitcast>({p[0]}, DType::kI32); });
+}
+
 // ---- Unary -------------------------------------------------------------------
 
 TEST(VirtualMesh, Unary_MonotoneCommutesWithMaxMinNotSum) {

@@ -87,6 +87,21 @@ TEST(ParseError, InfAndNanCannotBeRebound) {
   expect_error("nan = 3\n" + fn("    return x\n"), ErrorKind::kParse, 1, 1, {"'nan' is the float literal nan"});
 }
 
+TEST(ParseError, WhereTakesALiteralsDtypeFromAValueNeverFromTheMask) {
+  // A literal value beside a literal value has nothing to take a dtype from.
+  expect_error(fn("    return where(x < y, 1.0, 2.0)\n"), ErrorKind::kType, 3, 25,
+               {"a literal operand of 'where' needs a tensor partner operand"});
+  // A literal mask is not a bool tensor.
+  expect_error(fn("    return where(True, x, y)\n"), ErrorKind::kType, 3, 18,
+               {"a literal operand of 'where' needs a tensor partner operand"});
+  expect_error(fn("    return where(x, x, y)\n"), ErrorKind::kType, 3, 12,
+               {"'where' operand #0 (cond) must be a bool tensor"});
+}
+
+TEST(ParseError, ClampBoundsAreScalars) {
+  expect_error(fn("    return clamp(x, min=y)\n"), ErrorKind::kType, 3, 25, {"'clamp' argument 'min' must be a float"});
+}
+
 TEST(ParseError, UndefinedNameSuggestsALocalOrGlobal) {
   expect_error(fn("    hidden = x * 2.0\n    return hiden\n"), ErrorKind::kParse, 4, 12,
                {"undefined name 'hiden'; did you mean 'hidden'?"});

@@ -126,6 +126,23 @@ def f(x: Tensor[(N,), bf16], i: Tensor[(N,), i64], b: Tensor[(N,), bool]) -> tup
 )");
 }
 
+TEST(RoundTrip, ExtensionOpsAndTheirAttributes) {
+  auto m = parse_rt(std::string(kHeader) + R"(
+@func
+def f(x: Tensor[(N, 8), f32], c: Tensor[(N, 8), bool]) -> tuple[Tensor[(N, 8), f32], Tensor[(N, 8), f32], Tensor[(N,), i32], Tensor[(N, 8), i32]]:
+    y = where(c, x, -inf) + where(c, 0.5, x)
+    z = clamp(pow(abs(x) + 1.0, x), max=6.0)
+    return y, z, arange(N, start=-2, step=3, dtype=i32), bitcast(x, i32)
+)");
+  const std::string text = print_module(*m);
+  EXPECT_TRUE(contains(text, "where(c, x, -inf)")) << text;    // the literal took x's dtype, not cond's
+  EXPECT_TRUE(contains(text, "where(c, 0.5, x)")) << text;
+  EXPECT_TRUE(contains(text, "clamp(pow(")) << text;
+  EXPECT_TRUE(contains(text, "min=-inf, max=6.0)")) << text;  // the default prints as the open bound
+  EXPECT_TRUE(contains(text, "arange(n=(N,), start=-2.0, step=3.0, dtype=i32)")) << text;
+  EXPECT_TRUE(contains(text, "bitcast(x, dtype=i32)")) << text;
+}
+
 TEST(RoundTrip, InfinityAndNanAreLiterals) {
   auto m = parse_rt(std::string(kHeader) + R"(
 @func
@@ -165,7 +182,7 @@ def f(x: Tensor[(M, 16), f32], w: Tensor[(16, 8), f32]) -> tuple[Tensor[(M, 8), 
 TEST(RoundTrip, EveryElementwiseSurface) {
 #define TF_X(e, name, sym, cls)                                                                  \
   {                                                                                            \
-    std::string in = cls == 'l' ? "bool" : "f32", out = cls == 'a' ? "f32" : "bool";            \
+    std::string in = cls == 'l' ? "bool" : "f32", out = cls == 'a' || cls == 'f' ? "f32" : "bool";            \
     SCOPED_TRACE(name);                                                                        \
     parse_rt("@func\ndef f(a: Tensor[(4,), " + in + "], b: Tensor[(4,), " + in +                \
              "]) -> Tensor[(4,), " + out + "]:\n    return " + name + "(a, b)\n");             \

@@ -1,11 +1,15 @@
 // Typeinfer of the catalog ops (Gather, InsertSlice, CacheUpdate, TopK,
 // Concat, Stack, ShapeOf, Rank, Conv2D, LayerNorm, RoPE, ShapeExtract,
-// ShapeCompose, activations): an accept and a reject case for every reject
+// ShapeCompose, activations, and the extensions Where, Clamp, Pow, Bitcast,
+// Arange): an accept and a reject case for every reject
 // rule of the op (docs/ir.md, docs/ops.md), through the sema driver. Test
 // names spell the rule.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/ir/error.h"
+#include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
 #include "core/ops/shape/shape.h"
 #include "core/ops/tensor/tensor.h"
@@ -451,4 +455,70 @@ TEST(HirConformance, ShapeCompose_DimsMustBeI64Scalars) {
   EXPECT_EQ(str(co({param("a", {}, DType::kI64), lit(4)})), "Tensor[(2,), i64]");
   expect_type_error([&] { co({param("a", {}, DType::kI32)}); }, {"'shape_compose' operand #0 (dims)", "rank-0 i64"});
   expect_type_error([&] { co({param("a", {2}, DType::kI64)}); }, {"'shape_compose' operand #0 (dims)", "rank-0 i64"});
+}
+
+// ---- Where, Clamp, Pow, Bitcast, Arange (extensions) ---------------------------------
+
+TEST(HirConformance, Where_BroadcastsAllThreeAndKeepsTheValuesDtype) {
+  auto t = infer(std::make_shared<Where>(), {param("c", {N, 1}, DType::kBool), param("a", {N, 8}), param("b", {8})});
+  EXPECT_EQ(str(t), str(TensorType::make({N, 8}, DType::kF32)));
+}
+
+TEST(HirConformance, Where_CondMustBeBool) {
+  expect_type_error([] { infer(std::make_shared<Where>(), {param("c", {4}), param("a", {4}), param("b", {4})}); },
+                    {"'where' operand #0 (cond) must be a bool tensor", "where(m != 0, a, b)"});
+}
+
+TEST(HirConformance, Where_ValuesMustShareADtype) {
+  expect_type_error([] {
+    infer(std::make_shared<Where>(), {param("c", {4}, DType::kBool), param("a", {4}), param("b", {4}, DType::kF64)});
+  }, {"operand #2 (b)", "same dtype as operand #1 (f32)"});
+}
+
+TEST(HirConformance, Where_ShapesMustBroadcast) {
+  expect_type_error([] {
+    infer(std::make_shared<Where>(), {param("c", {3}, DType::kBool), param("a", {4}), param("b", {4})});
+  }, {"operand #0 (cond)", "broadcast-compatible"});
+}
+
+TEST(HirConformance, Clamp_IntegerTensorTakesIntegralBounds) {
+  EXPECT_EQ(str(infer(std::make_shared<Clamp>(-3.0, 1e300), {param("x", {4}, DType::kI8)})),
+            str(TensorType::make({4}, DType::kI8)));
+  expect_type_error([] { infer(std::make_shared<Clamp>(0.5, 2.0), {param("x", {4}, DType::kI32)}); },
+                    {"integral bounds", "0.5"});
+  expect_type_error([] { infer(std::make_shared<Clamp>(0.0, 1.0), {param("x", {4}, DType::kBool)}); },
+                    {"operand #0 (x)", "numeric"});
+}
+
+TEST(HirConformance, Pow_IsFloatOnly) {
+  EXPECT_EQ(str(infer(std::make_shared<Binary>(BinaryKind::kPow), {param("x", {4}, DType::kBF16), param("y", {1}, DType::kBF16)})),
+            str(TensorType::make({4}, DType::kBF16)));
+  expect_type_error([] {
+    infer(std::make_shared<Binary>(BinaryKind::kPow), {param("x", {4}, DType::kI32), param("y", {4}, DType::kI32)});
+  }, {"'pow' operand #0", "floating-point"});
+}
+
+TEST(HirConformance, Bitcast_KeepsTheWidthAndRefusesBoolAndSubByteDtypes) {
+  EXPECT_EQ(str(infer(std::make_shared<Bitcast>(DType::kI32), {param("x", {N, 4})})), str(TensorType::make({N, 4}, DType::kI32)));
+  EXPECT_EQ(str(infer(std::make_shared<Bitcast>(DType::kI8), {param("x", {2}, DType::kFP8E4M3)})),
+            str(TensorType::make({2}, DType::kI8)));
+  expect_type_error([] { infer(std::make_shared<Bitcast>(DType::kI64), {param("x", {4})}); },
+                    {"keeps the element width", "f32 has 32 bits, i64 has 64"});
+  expect_type_error([] { infer(std::make_shared<Bitcast>(DType::kI8), {param("x", {4}, DType::kBool)}); },
+                    {"operand #0 (x)", "whole-byte non-bool"});
+  expect_type_error([] { infer(std::make_shared<Bitcast>(DType::kBool), {param("x", {4}, DType::kI8)}); },
+                    {"bitcast target", "bool"});
+}
+
+TEST(HirConformance, Arange_HasTheShapeOfItsCountAndADtype) {
+  EXPECT_EQ(str(infer(std::make_shared<Arange>(CTX, 0.0, 1.0, DType::kI32), {})), str(TensorType::make({CTX}, DType::kI32)));
+  expect_type_error([] { infer(std::make_shared<Arange>(ShapeDim(-1), 0.0, 1.0, DType::kI64), {}); },
+                    {"n must be non-negative"});
+  expect_type_error([] { infer(std::make_shared<Arange>(ShapeDim(4), 0.5, 1.0, DType::kI64), {}); },
+                    {"integral start and step", "0.5"});
+  expect_type_error([] { infer(std::make_shared<Arange>(ShapeDim(4), 0.0, 1.0, DType::kBool), {}); },
+                    {"numeric dtype"});
+  expect_type_error([] {
+    infer(std::make_shared<Arange>(ShapeDim(4), 0.0, std::numeric_limits<double>::infinity(), DType::kF32), {});
+  }, {"must be finite"});
 }

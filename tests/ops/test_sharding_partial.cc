@@ -85,6 +85,35 @@ TEST(HirConformance, Binary_SplitOperandsPropagateSplit) {
   EXPECT_TRUE(ir::shape_equal(layout_of(c)->shape(), ir::Shape{4, 2, 16}));
 }
 
+// ---- Where, Clamp, Bitcast ----------------------------------------------------
+
+TEST(HirConformance, Where_SplitOperandsAlignAndPartialIsRejected) {
+  auto a = var("a", sharded({8, 16}, mesh_x(), {split_axis(0)}));
+  auto m = call<ops::Binary>({X("x"), X("y")}, BinaryKind::kLt);
+  auto c = call<ops::Where>({m, a, X("b")});
+  ASSERT_TRUE(layout_of(c));
+  EXPECT_TRUE(layout_of(c)->attrs()[0].is_split());
+  auto ms = call<ops::Binary>({a, X("y")}, BinaryKind::kLt);  // a Split mask with a replicated value
+  ASSERT_TRUE(layout_of(call<ops::Where>({ms, X("x"), X("b")})));
+  for (Reduction r : {Reduction::kSum, Reduction::kMax})
+    expect_rejected([&] { call<ops::Where>({m, P("p", r), X("b")}); }, {"'where' operand #1", "select", "Reshard to Broadcast"});
+  auto cols = var("c", sharded({8, 16}, mesh_x(), {split_axis(1)}));
+  expect_rejected([&] { call<ops::Where>({m, a, cols}); }, {"'where' operand #2", "the same layout positions as operand #1"});
+}
+
+TEST(HirConformance, Clamp_MonotoneCommutesWithMaxMinNotSum) {
+  for (Reduction r : {Reduction::kMax, Reduction::kMin})
+    EXPECT_TRUE(layout_of(call<ops::Clamp>({P("a", r)}, -1.0, 2.0)));
+  expect_rejected([] { call<ops::Clamp>({P("a")}, 0.0, 6.0); }, {"'clamp' operand #0", "monotone non-decreasing"});
+}
+
+TEST(HirConformance, Bitcast_KeepsSplitRejectsEveryPartial) {
+  auto a = var("a", sharded({8, 16}, mesh_x(), {split_axis(0)}));
+  EXPECT_TRUE(layout_of(call<ops::Bitcast>({a}, ir::DType::kI32))->structural_equal(*layout_of(a)));
+  for (Reduction r : {Reduction::kSum, Reduction::kMax, Reduction::kMin})
+    expect_rejected([&] { call<ops::Bitcast>({P("a", r)}, ir::DType::kI32); }, {"'bitcast' operand #0", "not monotone"});
+}
+
 // ---- Unary ------------------------------------------------------------------
 
 TEST(HirConformance, Unary_MonotoneCommutesWithMaxMinNotSum) {

@@ -21,6 +21,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
@@ -80,6 +81,7 @@ std::mt19937& rng() {
   static std::mt19937 g(20240611);
   return g;
 }
+double pick_real(std::initializer_list<double> xs) { return xs.begin()[rng()() % xs.size()]; }
 int64_t pick(std::initializer_list<int64_t> xs) {
   std::vector<int64_t> v(xs);
   return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng())];
@@ -195,7 +197,13 @@ void compare(const std::string& what, const NDArray& result, const at::Tensor& e
   ASSERT_EQ(got.scalar_type(), expected.scalar_type()) << what;
   DType d = result.dtype();
   if (exact || !tf::ir::is_float(d)) {
-    EXPECT_TRUE(torch::equal(got, expected)) << what << "\n got " << got << "\n want " << expected;
+    // NaN equals NaN here (torch.testing's equal_nan): a bitcast reads ints as NaNs.
+    bool same = torch::equal(got, expected);
+    if (!same && tf::ir::is_float(d)) {
+      at::Tensor gn = torch::isnan(got), wn = torch::isnan(expected);
+      same = torch::equal(gn, wn) && torch::equal(got.masked_fill(gn, 0), expected.masked_fill(wn, 0));
+    }
+    EXPECT_TRUE(same) << what << "\n got " << got << "\n want " << expected;
     return;
   }
   Tol t = tolerance(d);
@@ -281,6 +289,7 @@ at::Tensor binary_ref(BinaryKind k, const at::Tensor& a, const at::Tensor& b) {
       return float_ref2(a, b, [](auto& x, auto& y) { return x / y; });
     case BinaryKind::kMinimum: return float_ref2(a, b, [](auto& x, auto& y) { return torch::minimum(x, y); });
     case BinaryKind::kMaximum: return float_ref2(a, b, [](auto& x, auto& y) { return torch::maximum(x, y); });
+    case BinaryKind::kPow: return float_ref2(a, b, [](auto& x, auto& y) { return torch::pow(x, y); });
     case BinaryKind::kEq: return torch::eq(a, b);
     case BinaryKind::kNe: return torch::ne(a, b);
     case BinaryKind::kLt: return torch::lt(a, b);
@@ -301,15 +310,17 @@ void binary_cases() {
 #undef TF_X
   };
   for (BinaryKind k : kinds) {
-    bool arith = tf::ops::binary_kind_class(k) == 'a';
+    const char cls = tf::ops::binary_kind_class(k);
     for (DType d : kAll) {
-      if (arith && d == DType::kBool) continue;
+      if (cls == 'a' && d == DType::kBool) continue;
+      if (cls == 'f' && !tf::ir::is_float(d)) continue;
       for (int rep = 0; rep < 4; ++rep) {
         std::vector<int64_t> sa = random_shape(0, 4), sb = broadcast_partner(sa);
         if (coin()) std::swap(sa, sb);
         // Comparisons draw from a small set of values so that ties are common.
         Values v = tf::ops::binary_kind_class(k) == 'c' ? Values::kHalves : Values::kNormal;
-        at::Tensor a = make_input(sa, d, random_layout(), v);
+        // pow: a positive base (a negative one to a fractional power is NaN on both sides).
+        at::Tensor a = make_input(sa, d, random_layout(), k == BinaryKind::kPow ? Values::kPositive : v);
         at::Tensor b = make_input(sb, d, random_layout(), k == BinaryKind::kDiv ? Values::kNonZero : v);
         check(std::make_shared<tf::ops::Binary>(k), {a, b}, binary_ref(k, a, b));
       }
@@ -372,6 +383,71 @@ void unary_cases() {
         at::Tensor x = make_input(random_shape(0, 4), d, random_layout(), v);
         check(std::make_shared<tf::ops::Unary>(k), {x}, unary_ref(k, x));
       }
+    }
+  }
+}
+
+// where(cond, a, b): every dtype of the values, each operand broadcast.
+void where_cases() {
+  for (DType d : kAll)
+    for (int rep = 0; rep < 3; ++rep) {
+      std::vector<int64_t> s = random_shape(0, 4), sc = broadcast_partner(s), sb = broadcast_partner(s);
+      at::Tensor c = make_input(sc, DType::kBool, random_layout());
+      at::Tensor a = make_input(s, d, random_layout()), b = make_input(sb, d, random_layout());
+      check(std::make_shared<tf::ops::Where>(), {c, a, b}, torch::where(c, a, b), /*exact=*/true);
+    }
+}
+
+// clamp with scalar bounds, one side or both (an infinite bound is none;
+// min > max gives max, as torch); integer bounds for integer dtypes.
+void clamp_cases() {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType d : kAll) {
+    if (d == DType::kBool) continue;
+    for (int rep = 0; rep < 4; ++rep) {
+      at::Tensor x = make_input(random_shape(0, 4), d, random_layout());
+      const bool fl = tf::ir::is_float(d);
+      auto bound = [&] { return fl ? pick_real({-1.5, -0.25, 0.0, 0.3, 1.0}) : pick_real({-20.0, -3.0, 0.0, 7.0, 1000.0}); };
+      double lo = rep == 1 ? -inf : bound(), hi = rep == 2 ? inf : bound();
+      // torch refuses an integer bound outside the dtype's range, which clamps
+      // nothing more than the range's end: the reference takes that end.
+      auto scalar = [fl, d](double v) { return fl ? at::Scalar(v) : at::Scalar(tf::ops::clamp_int_bound(v, d)); };
+      // torch 1.13 has no CPU clamp of f16: computed in float (the bound
+      // rounds the same either way), as float_ref.
+      at::Tensor want = float_ref(x, [&](const at::Tensor& t) {
+        if (std::isfinite(lo) && std::isfinite(hi)) return torch::clamp(t, scalar(lo), scalar(hi));
+        if (std::isfinite(lo)) return torch::clamp_min(t, scalar(lo));
+        return torch::clamp_max(t, scalar(hi));
+      });
+      check(std::make_shared<tf::ops::Clamp>(lo, hi), {x}, want, /*exact=*/true);
+    }
+  }
+}
+
+// bitcast between the same-width dtypes torch has (Tensor.view(dtype)).
+void bitcast_cases() {
+  const std::pair<DType, DType> pairs[] = {{DType::kF32, DType::kI32}, {DType::kI32, DType::kF32},
+                                           {DType::kF64, DType::kI64}, {DType::kI64, DType::kF64},
+                                           {DType::kF16, DType::kBF16}, {DType::kBF16, DType::kF16}};
+  for (auto [from, to] : pairs) {
+    at::Tensor x = make_input(random_shape(0, 3), from, random_layout());
+    check(std::make_shared<tf::ops::Bitcast>(to), {x}, x.contiguous().view(scalar_type(to)), /*exact=*/true);
+  }
+}
+
+// arange by count: torch.arange(start, start + n * step, step) with start
+// and step in quarters, so the end is exact and both sides count n.
+void arange_cases() {
+  for (DType d : kAll) {
+    if (d == DType::kBool) continue;
+    for (int rep = 0; rep < 3; ++rep) {
+      const int64_t n = pick({0, 1, 7, 100});
+      const bool fl = tf::ir::is_float(d);
+      const double start = fl ? pick_real({-2.25, 0.0, 1.5}) : pick_real({-5.0, 0.0, 3.0});
+      const double step = fl ? pick_real({0.25, 1.0, -0.75}) : pick_real({1.0, 2.0, -3.0});
+      at::Tensor want = torch::arange(start, start + static_cast<double>(n) * step, step,
+                                      at::TensorOptions().dtype(at::kDouble)).to(scalar_type(d));
+      check(std::make_shared<tf::ops::Arange>(tf::ir::ShapeDim(n), start, step, d), {}, want, /*exact=*/!fl);
     }
   }
 }
@@ -862,6 +938,8 @@ const std::map<std::string, std::function<void()>>& cases() {
       {"ReLU", [] { activation_cases("relu"); }}, {"Sigmoid", [] { activation_cases("sigmoid"); }},
       {"Tanh", [] { activation_cases("tanh"); }}, {"Conv2D", conv2d_cases},
       {"LayerNorm", layer_norm_cases}, {"RoPE", rope_cases},
+      {"Where", where_cases},         {"Clamp", clamp_cases},
+      {"Bitcast", bitcast_cases},     {"Arange", arange_cases},
   };
   return c;
 }

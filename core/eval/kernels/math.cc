@@ -50,6 +50,7 @@ T arithmetic(BinaryKind k, T x, T y) {
       case BinaryKind::kDiv: return narrow<T>(a / b);
       case BinaryKind::kMinimum: return narrow<T>(::tf_min(a, b));
       case BinaryKind::kMaximum: return narrow<T>(::tf_max(a, b));
+      case BinaryKind::kPow: return narrow<T>(std::pow(a, b));
       default: break;
     }
   }
@@ -82,7 +83,7 @@ NDArray binary_kernel(const KernelArgs& args) {
   NDArray out = NDArray::empty(args.out_dtype(), args.out_shape());
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if (ops::binary_kind_class(kind) == 'a')
+    if (ops::binary_kind_class(kind) == 'a' || ops::binary_kind_class(kind) == 'f')
       map_binary<T, T>(a, b, out, [kind](T x, T y) { return arithmetic<T>(kind, x, y); });
     else
       map_binary<T, bool>(a, b, out, [kind](T x, T y) { return predicate<T>(kind, x, y); });
@@ -151,11 +152,55 @@ NDArray unary_kernel(const KernelArgs& args) {
   return out;
 }
 
+// out[i] = cond[i] ? a[i] : b[i]; all three broadcast.
+NDArray where_kernel(const KernelArgs& args) {
+  const NDArray &c = args.inputs[0], &a = args.inputs[1], &b = args.inputs[2];
+  NDArray out = NDArray::empty(args.out_dtype(), args.out_shape());
+  const std::vector<int64_t> shape = args.out_shape();
+  runtime::StridedCursor cur(shape, {broadcast_strides(c, shape), broadcast_strides(a, shape), broadcast_strides(b, shape)});
+  const bool* pc = data_of<bool>(c);
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T *pa = data_of<T>(a), *pb = data_of<T>(b);
+    T* po = mutable_data_of<T>(out);
+    for (int64_t i = 0, n = out.numel(); i < n; ++i, cur.next())
+      po[i] = pc[cur.offset(0)] ? pa[cur.offset(1)] : pb[cur.offset(2)];
+  });
+  return out;
+}
+
+// A bound in T's terms, as torch converts a scalar bound: rounded to a
+// float dtype (an infinite one stays infinite), saturated to an integer
+// dtype's range.
+template <typename T>
+compute_t<T> clamp_bound(double v, ir::DType d) {
+  if constexpr (is_int_v<T>) return static_cast<T>(ops::clamp_int_bound(v, d));
+  else return widen(narrow<T>(static_cast<compute_t<T>>(v)));
+}
+
+NDArray clamp_kernel(const KernelArgs& args) {
+  const auto& op = args.op<ops::Clamp>();
+  const NDArray& x = args.inputs[0];
+  NDArray out = NDArray::empty(args.out_dtype(), args.out_shape());
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      TF_CHECK(false, "clamp of bool passed typeinfer");
+    } else {
+      const compute_t<T> lo = clamp_bound<T>(op.min, x.dtype()), hi = clamp_bound<T>(op.max, x.dtype());
+      map_unary<T, T>(x, out, [lo, hi](T v) { return narrow<T>(::tf_min(::tf_max(widen(v), lo), hi)); });
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 void register_math_kernels(KernelTable& t) {
   t.add("Binary", binary_kernel);
   t.add("Unary", unary_kernel);
+  t.add("Where", where_kernel);
+  t.add("Clamp", clamp_kernel);
 }
 
 }  // namespace tf::eval

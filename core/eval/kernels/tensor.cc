@@ -204,6 +204,7 @@ NDArray zeros_kernel(const KernelArgs& args) {
 }  // namespace
 
 void register_combine_kernels(KernelTable& t);  // combine.cc
+void register_bits_kernels(KernelTable& t);     // bits.cc
 
 void register_tensor_kernels(KernelTable& t) {
   t.add("Cast", cast_kernel);
@@ -213,6 +214,7 @@ void register_tensor_kernels(KernelTable& t) {
   t.add("Slice", slice_kernel);
   t.add("Zeros", zeros_kernel);
   register_combine_kernels(t);
+  register_bits_kernels(t);
 }
 
 }  // namespace tf::eval

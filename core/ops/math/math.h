@@ -10,8 +10,8 @@
 namespace tf::ops {
 
 // X(enumerator, surface name, Python operator or "", class) — class:
-// 'a' arithmetic (numeric in, same dtype out), 'c' comparison (bool out),
-// 'l' logical (bool out).
+// 'a' arithmetic (numeric in, same dtype out), 'f' float arithmetic (float
+// in, same dtype out), 'c' comparison (bool out), 'l' logical (bool out).
 #define TF_BINARY_KIND_LIST(X)       \
   X(kAdd, "add", "+", 'a')           \
   X(kSub, "sub", "-", 'a')           \
@@ -19,6 +19,7 @@ namespace tf::ops {
   X(kDiv, "div", "/", 'a')           \
   X(kMinimum, "minimum", "", 'a')    \
   X(kMaximum, "maximum", "", 'a')    \
+  X(kPow, "pow", "", 'f')            \
   X(kEq, "cmp_eq", "==", 'c')        \
   X(kNe, "cmp_ne", "!=", 'c')        \
   X(kLt, "cmp_lt", "<", 'c')         \
@@ -90,5 +91,27 @@ struct Unary final : ir::Op {
   std::string surface_name() const override { return std::string(unary_kind_name(kind)); }
   std::vector<ir::Attr> surface_attrs() const override { return {}; }
 };
+
+// where(cond, a, b): a where cond is true, else b (cond bool; a and b one
+// dtype; all three broadcast).
+struct Where final : ir::Op {
+  std::string_view name() const override { return "Where"; }
+  std::string surface_name() const override { return "where"; }
+  std::vector<ir::Attr> attrs() const override { return {}; }
+};
+
+// clamp(x, min, max) = minimum(maximum(x, min), max) with scalar bounds
+// converted to x's dtype (an infinite bound is no bound).
+struct Clamp final : ir::Op {
+  Clamp(double lo, double hi) : min(lo), max(hi) {}
+  double min, max;
+  std::string_view name() const override { return "Clamp"; }
+  std::string surface_name() const override { return "clamp"; }
+  std::vector<ir::Attr> attrs() const override { return {{"min", min}, {"max", max}}; }
+};
+
+// A Clamp bound v (integral or infinite, by typeinfer) saturated to the
+// range of the signed integer dtype d: it clamps d's values the same.
+int64_t clamp_int_bound(double v, ir::DType d);
 
 }  // namespace tf::ops

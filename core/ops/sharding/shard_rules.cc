@@ -232,6 +232,52 @@ ir::TypePtr rule_binary(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr&
   return shard::with_layout(rt, ShardLayout::make(S->mesh(), out, S->shape(), S->strides()));
 }
 
+// ---- Where -----------------------------------------------------------------
+
+// cond, a and b are aligned like Binary's operands (a replicated operand
+// beside a sharded one is read whole by every instance; sharded ones cover
+// the result and agree on their Splits). No Partial: a select between shares
+// is not a share of the select unless both values carry the same Partial and
+// the mask is replicated, which is not worth a special case.
+ir::TypePtr rule_where(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  const ir::TensorType& rt = result_tensor(ctx, r);
+  std::vector<const ShardLayout*> ls;
+  bool sharded = false;
+  for (size_t i = 0; i < 3; ++i) {
+    ls.push_back(shard_of(ctx, i));
+    sharded = sharded || (ls.back() && !shard::all_broadcast(*ls.back()));
+  }
+  const ShardLayout* S = nullptr;
+  size_t si = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    if (ls[i] && sharded && shard::all_broadcast(*ls[i])) ls[i] = nullptr;
+    if (ls[i] && !S) S = ls[si = i];
+  }
+  std::vector<ShardAttr> out(S->attrs().size(), ShardAttr::broadcast());
+  for (size_t i = 0; i < 3; ++i) {
+    const ShardLayout* l = ls[i];
+    if (!l) continue;
+    const std::string first = "operand #" + std::to_string(si);
+    if (!l->mesh()->structural_equal(*S->mesh()))
+      ctx.operand_error(i, "on the same mesh as " + first + " (" + S->mesh()->to_string() + ")");
+    if (!ir::shape_equal(ctx.tensor(i).shape(), rt.shape()))
+      reject_layout(ctx, i, *l, "of the result's shape " + ir::shape_to_string(rt.shape()) +
+                                    " (a sharded operand is not broadcast)");
+    if (!ir::shape_equal(l->shape(), S->shape()))
+      reject_layout(ctx, i, *l, "laid out over the same layout positions as " + first + " " + S->Layout::to_string());
+    for (size_t m = 0; m < out.size(); ++m) {
+      const ShardAttr& a = l->attrs()[m];
+      if (a.is_partial())
+        reject_partial(ctx, i, *l, m, "where selects element by element; a select of Partial shares is not proven "
+                                      "to be a share of the select");
+      if (a.is_split() && out[m].is_split() && a.pos != out[m].pos)
+        reject_layout(ctx, i, *l, "Split on the same layout position as " + first + " on " + shard::mesh_axis_name(*S, m));
+      if (a.is_split()) out[m] = a;
+    }
+  }
+  return shard::with_layout(rt, ShardLayout::make(S->mesh(), out, S->shape(), S->strides()));
+}
+
 // ---- Reduce ----------------------------------------------------------------
 
 ir::TypePtr rule_reduce(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr& r) {
@@ -710,6 +756,7 @@ ir::TypePtr apply_shard_spec(const OpInfo& info, const ir::Op& op, const TypeCtx
 
 namespace shard_rules {
 const ShardRuleFn binary = rule_binary;
+const ShardRuleFn where = rule_where;
 const ShardRuleFn cast = rule_cast;
 const ShardRuleFn reduce = rule_reduce;
 const ShardRuleFn matmul = rule_matmul;

@@ -24,6 +24,7 @@ namespace tf::ops {
 // The op-specific rules, as values a record names (ShardSpec::rule).
 namespace shard_rules {
 extern const ShardRuleFn binary;        // Binary: per-kind Partial algebra, Split alignment
+extern const ShardRuleFn where;         // Where: Binary's alignment over three operands, no Partial
 extern const ShardRuleFn cast;          // Cast: the Partials its conversion commutes with
 extern const ShardRuleFn reduce;        // Reduce over Split / Partial axes
 extern const ShardRuleFn matmul;        // MatMul: M / N / K splits, Partial(sum)

@@ -255,6 +255,7 @@ OpInfo zeros_def() {
 
 void register_indexing_ops(Registry& r);  // indexing.cc
 void register_combine_ops(Registry& r);   // combine.cc
+void register_bits_ops(Registry& r);      // bits.cc
 
 void register_tensor_ops(Registry& r) {
   r.add(cast_def());
@@ -265,6 +266,7 @@ void register_tensor_ops(Registry& r) {
   r.add(zeros_def());
   register_indexing_ops(r);
   register_combine_ops(r);
+  register_bits_ops(r);
 }
 
 }  // namespace tf::ops

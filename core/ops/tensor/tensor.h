@@ -135,6 +135,33 @@ struct CacheUpdate final : ir::Op {
   std::vector<ir::Attr> attrs() const override { return {}; }
 };
 
+// ---- Bits and creation (typeinfer in bits.cc) -----------------------------------
+
+// The same bits read as another dtype of the same width (torch's
+// Tensor.view(dtype) for equal widths): no value changes, NaN payloads kept.
+struct Bitcast final : ir::Op {
+  explicit Bitcast(ir::DType d) : dtype(d) {}
+  ir::DType dtype;
+  std::string_view name() const override { return "Bitcast"; }
+  std::string surface_name() const override { return "bitcast"; }
+  std::vector<ir::Attr> attrs() const override { return {{"dtype", dtype}}; }
+};
+
+// The rank-1 tensor [start, start + step, ..., start + (n - 1) * step] of
+// dtype: torch.arange(start, start + n * step, step) with the element count
+// given, so it may be a dim variable.
+struct Arange final : ir::Op {
+  Arange(ir::ShapeDim count, double s, double st, ir::DType d) : n(std::move(count)), start(s), step(st), dtype(d) {}
+  ir::ShapeDim n;
+  double start = 0, step = 1;
+  ir::DType dtype;
+  std::string_view name() const override { return "Arange"; }
+  std::string surface_name() const override { return "arange"; }
+  std::vector<ir::Attr> attrs() const override {
+    return {{"n", ir::Shape{n}}, {"start", start}, {"step", step}, {"dtype", dtype}};
+  }
+};
+
 // (values, indices) of the k largest (or smallest) entries along axis.
 struct TopK final : ir::Op {
   TopK(ir::ShapeDim kk, int64_t a, bool l, bool s) : k(std::move(kk)), axis(a), largest(l), sorted(s) {}
