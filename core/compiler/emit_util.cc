@@ -14,6 +14,7 @@ std::string ctype(DType d) {
   switch (d) {
     case DType::kBool: return "bool";
     case DType::kI8: return "int8_t";
+    case DType::kU8: return "uint8_t";
     case DType::kI32: return "int32_t";
     case DType::kI64: return "int64_t";
     case DType::kF32: return "float";

@@ -44,7 +44,7 @@ struct Fold {
 };
 
 // Where a max starts: -inf for floats, the lowest value of an integer type
-// (false for bool, whose max is any()).
+// (0 for u8, false for bool, whose max is any()).
 ExprPtr lowest(DType cd) {
   switch (cd) {
     case DType::kF32:

@@ -29,7 +29,8 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 int dtype_bits(DType d) { return row(d).bits; }
 bool is_float(DType d) { return row(d).category == 'f'; }
-bool is_int(DType d) { return row(d).category == 'i'; }
+bool is_int(DType d) { return row(d).category == 'i' || row(d).category == 'u'; }
+bool is_unsigned(DType d) { return row(d).category == 'u'; }
 bool is_bool(DType d) { return row(d).category == 'b'; }
 int dtype_bytes(DType d) { return row(d).bits < 8 ? 1 : row(d).bits / 8; }
 

@@ -10,7 +10,8 @@
 namespace tf::ir {
 
 // X(enumerator, dsl name, bits, category) — category: 'b' bool, 'i' signed int,
-// 'f' float.
+// 'u' unsigned int, 'f' float. New dtypes go last: the enumerators are
+// stable numbers (kernel cache keys, serialized modules).
 #define TF_DTYPE_LIST(X)     \
   X(kBool, "bool", 8, 'b')   \
   X(kI8, "i8", 8, 'i')       \
@@ -22,7 +23,8 @@ namespace tf::ir {
   X(kF64, "f64", 64, 'f')    \
   X(kFP8E4M3, "fp8e4m3", 8, 'f') \
   X(kF8E8M0, "f8e8m0", 8, 'f')   \
-  X(kF4E2M1, "f4e2m1", 4, 'f')
+  X(kF4E2M1, "f4e2m1", 4, 'f')   \
+  X(kU8, "u8", 8, 'u')
 
 enum class DType : uint8_t {
 #define TF_X(e, name, bits, cat) e,
@@ -34,7 +36,8 @@ std::string_view dtype_name(DType d);
 std::optional<DType> dtype_from_name(std::string_view name);
 int dtype_bits(DType d);
 bool is_float(DType d);
-bool is_int(DType d);   // signed integer dtypes
+bool is_int(DType d);       // integer dtypes, signed or unsigned
+bool is_unsigned(DType d);  // the unsigned integer dtypes (u8)
 bool is_bool(DType d);
 // Storage size of one element in bytes (f4e2m1 is stored one per byte).
 int dtype_bytes(DType d);

@@ -70,7 +70,9 @@ ir::DType dtype_from_dl(DLDataType t) {
     case kDLFloat8E8M0FnuCode:
       if (t.bits == 8) return ir::DType::kF8E8M0;
       break;
-    case kDLUInt:  // torch 1.13 exports bool as {kDLUInt, 8}
+    case kDLUInt:
+      if (t.bits == 8) return ir::DType::kU8;
+      break;
     case kDLBoolCode:
       if (t.bits == 8) return ir::DType::kBool;
       break;
@@ -83,7 +85,8 @@ ir::DType dtype_from_dl(DLDataType t) {
 DLDataType dtype_to_dl(ir::DType d) {
   auto dl = [](uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; };
   switch (d) {
-    case ir::DType::kBool: return dl(kDLUInt, 8);  // DLPack 0.6 has no kDLBool
+    case ir::DType::kBool: return dl(kDLBoolCode, 8);
+    case ir::DType::kU8: return dl(kDLUInt, 8);
     case ir::DType::kI8: return dl(kDLInt, 8);
     case ir::DType::kI32: return dl(kDLInt, 32);
     case ir::DType::kI64: return dl(kDLInt, 64);

@@ -56,8 +56,10 @@ class NDArray {
   std::shared_ptr<void> holder_;  // null when borrowed
 };
 
-// DLPack <-> DType. Bool accepts both kDLBool (DLPack >= 0.8) and {kDLUInt, 8}
-// (torch 1.13's spelling).
+// DLPack <-> DType. bool is kDLBool (code 6: DLPack >= 0.8 names it, 0.6 has
+// no name for it) and {kDLUInt, 8} is u8, as DLPack defines them. torch 1.13
+// exports bool as {kDLUInt, 8}; its callers here (the torch extension, the
+// Python package) know the torch dtype and say bool.
 ir::DType dtype_from_dl(DLDataType t);  // throws Error(kUnsupported)
 DLDataType dtype_to_dl(ir::DType d);
 

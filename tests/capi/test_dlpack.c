@@ -1,7 +1,8 @@
 /* DLPack coverage of the C ABI: byte_offset, NULL strides
  * as compact row-major, zero-size tensors with data == NULL, zero and
  * negative strides, the legacy DLManagedTensor and DLPack 1.0's
- * DLManagedTensorVersioned with its read-only flag. Each positive case is
+ * DLManagedTensorVersioned with its read-only flag, and the 8-bit integer
+ * spellings (kDLBool is bool, {kDLUInt, 8} is u8). Each positive case is
  * checked against a reference computed here; each negative case checks the
  * status, key words of the message, and that no output byte was written. */
 #include "tf_test.h"
@@ -236,6 +237,42 @@ static void test_versioned_call(tf_kernel k) {
   CHECK(wrong[0] == NULL && wrong[1] == NULL);
 }
 
+/* mask(x, m) = where(m, x + x, x) over u8: a bool mask is kDLBool (code 6),
+ * {kDLUInt, 8} is u8 and never bool (a u8 mask is a dtype error, and
+ * nothing is written); u8 arithmetic wraps modulo 256. */
+static const char* kMaskSrc =
+    "from tilefoundry.dsl import *\n"
+    "\n"
+    "@func\n"
+    "def mask(x: Tensor[(4,), u8], m: Tensor[(4,), bool]) -> Tensor[(4,), u8]:\n"
+    "    return where(m, x + x, x)\n";
+
+static void test_bool_and_u8_spellings(void) {
+  tf_module m = tf_test_parse(kMaskSrc);
+  tf_kernel k = tf_test_compile(m, "mask");
+  uint8_t x[4] = {1, 100, 200, 255}, y[4];
+  uint8_t mask[4] = {1, 0, 1, 1};
+  int64_t shape[1] = {4};
+  DLTensor in[2], out[1];
+  DLDataType desc_dtype;
+  int32_t ndim = 0;
+  in[0] = tf_test_tensor(x, tf_test_dtype(kDLUInt, 8), 1, shape);
+  in[1] = tf_test_tensor(mask, tf_test_dtype(6, 8), 1, shape); /* kDLBool */
+  out[0] = tf_test_tensor(y, tf_test_dtype(kDLUInt, 8), 1, shape);
+  CHECK_OK(tf_kernel_run(k, in, 2, out, 1));
+  CHECK(y[0] == 2 && y[1] == 100 && y[2] == 144 && y[3] == 254); /* 400 and 510 wrap */
+  CHECK_OK(tf_kernel_input_desc(k, 1, &desc_dtype, &ndim));
+  CHECK(desc_dtype.code == 6 && desc_dtype.bits == 8 && ndim == 1);
+  CHECK_OK(tf_kernel_input_desc(k, 0, &desc_dtype, &ndim));
+  CHECK(desc_dtype.code == kDLUInt && desc_dtype.bits == 8);
+  in[1].dtype = tf_test_dtype(kDLUInt, 8); /* torch 1.13's spelling of bool reads as u8 */
+  tf_test_fill_sentinel(y, sizeof y);
+  CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_INVALID_ARGUMENT, "u8");
+  CHECK(tf_test_untouched(y, sizeof y));
+  tf_kernel_release(k);
+  tf_module_release(m);
+}
+
 int main(void) {
   tf_module m = tf_test_parse(kSrc);
   tf_kernel k = tf_test_compile(m, "add");
@@ -248,6 +285,7 @@ int main(void) {
   test_legacy_managed(k);
   test_versioned_run(k);
   test_versioned_call(k);
+  test_bool_and_u8_spellings();
   tf_kernel_release(k);
   tf_module_release(m);
   TF_TEST_SUMMARY();

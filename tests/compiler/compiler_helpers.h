@@ -13,6 +13,7 @@
 #include "core/compiler/compiler.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/module.h"
+#include "core/runtime/float8.h"
 #include "core/runtime/half.h"
 #include "core/runtime/ndarray.h"
 #include "core/sema/bind.h"
@@ -59,6 +60,9 @@ inline double element(const NDArray& a, int64_t i) {
     case DType::kI32: return static_cast<const int32_t*>(a.data())[i];
     case DType::kI64: return static_cast<double>(static_cast<const int64_t*>(a.data())[i]);
     case DType::kI8: return static_cast<const int8_t*>(a.data())[i];
+    case DType::kU8: return static_cast<const uint8_t*>(a.data())[i];
+    case DType::kFP8E4M3: return static_cast<const runtime::Float8E4M3*>(a.data())[i].to_float();
+    case DType::kF8E8M0: return static_cast<const runtime::Float8E8M0*>(a.data())[i].to_float();
     case DType::kBool: return static_cast<const bool*>(a.data())[i];
     default: ADD_FAILURE() << "element: unsupported dtype"; return 0;
   }

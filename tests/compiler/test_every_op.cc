@@ -33,14 +33,16 @@ namespace {
 using Args = std::vector<ir::ExprPtr>;
 using Outs = std::vector<ir::ExprPtr>;
 
-const std::vector<DType> kAll = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
-                                 DType::kI32, DType::kI64, DType::kI8,  DType::kBool};
-const std::vector<DType> kWithFp8 = {DType::kF32, DType::kF64, DType::kF16,     DType::kBF16,  DType::kI32,
-                                     DType::kI64, DType::kI8,  DType::kBool, DType::kFP8E4M3, DType::kF8E8M0};
+const std::vector<DType> kAll = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32,
+                                 DType::kI64, DType::kI8,  DType::kU8,  DType::kBool};
+const std::vector<DType> kWithFp8 = {DType::kF32, DType::kF64, DType::kF16,     DType::kBF16,     DType::kI32,
+                                     DType::kI64, DType::kI8,  DType::kU8,      DType::kBool,     DType::kFP8E4M3,
+                                     DType::kF8E8M0};
 
 // random_array plus i8 and the 8-bit floats (every bit pattern, NaN codes included).
 NDArray random_any(DType d, const std::vector<int64_t>& shape, std::mt19937& rng, double scale = 2.0) {
-  if (d != DType::kI8 && d != DType::kFP8E4M3 && d != DType::kF8E8M0) return random_array(d, shape, rng, scale);
+  if (d != DType::kI8 && d != DType::kU8 && d != DType::kFP8E4M3 && d != DType::kF8E8M0)
+    return random_array(d, shape, rng, scale);
   NDArray a = NDArray::empty(d, shape);
   std::uniform_int_distribution<int> u(d == DType::kI8 ? -128 : 0, d == DType::kI8 ? 127 : 255);
   for (int64_t i = 0; i < a.numel(); ++i) static_cast<uint8_t*>(a.data())[i] = static_cast<uint8_t>(u(rng));
@@ -365,7 +367,8 @@ const std::map<std::string, std::function<void()>>& cases() {
          std::vector<Piece> ps;
          const std::pair<DType, DType> pairs[] = {{DType::kF32, DType::kI32}, {DType::kI64, DType::kF64},
                                                   {DType::kF16, DType::kBF16}, {DType::kFP8E4M3, DType::kI8},
-                                                  {DType::kI8, DType::kF8E8M0}};
+                                                  {DType::kI8, DType::kF8E8M0},
+                                                  {DType::kU8, DType::kFP8E4M3}, {DType::kI8, DType::kU8}};
          for (auto [from, to] : pairs)
            ps.push_back({{random_any(from, {3, 7}, rng())},
                          [to = to](const Args& a) { return Outs{call(mk<ops::Bitcast>(to), {a[0]})}; }});

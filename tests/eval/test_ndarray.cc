@@ -100,14 +100,17 @@ TEST(NDArray, FromDlpackRejectsNonCpuDeviceLanesAndNullData) {
   expect_error([&] { NDArray::from_dlpack(t); }, ir::ErrorKind::kInvalidArgument, "NULL");
 }
 
-TEST(NDArray, DtypeMappingRoundTripsAndAcceptsBothBoolSpellings) {
-  for (DType d : {DType::kBool, DType::kI8, DType::kI32, DType::kI64, DType::kF16, DType::kBF16,
+TEST(NDArray, DtypeMappingRoundTripsAndSpellsBoolAndU8AsDlpackDoes) {
+  for (DType d : {DType::kBool, DType::kU8, DType::kI8, DType::kI32, DType::kI64, DType::kF16, DType::kBF16,
                   DType::kF32, DType::kF64})
     EXPECT_EQ(runtime::dtype_from_dl(runtime::dtype_to_dl(d)), d) << ir::dtype_name(d);
   DLDataType b = runtime::dtype_to_dl(DType::kBool);
-  EXPECT_EQ(b.code, kDLUInt);
+  EXPECT_EQ(b.code, 6);  // kDLBool (DLPack >= 0.8)
   EXPECT_EQ(b.bits, 8);
-  EXPECT_EQ(runtime::dtype_from_dl(DLDataType{6, 8, 1}), DType::kBool);  // kDLBool (DLPack >= 0.8)
+  DLDataType u = runtime::dtype_to_dl(DType::kU8);
+  EXPECT_EQ(u.code, kDLUInt);
+  EXPECT_EQ(u.bits, 8);
+  EXPECT_EQ(runtime::dtype_from_dl(DLDataType{kDLUInt, 8, 1}), DType::kU8);  // never bool: DLPack's uint8
   expect_error([] { runtime::dtype_from_dl(DLDataType{kDLUInt, 16, 1}); }, ir::ErrorKind::kUnsupported,
                "unsupported DLPack dtype");
   expect_error([] { runtime::dtype_to_dl(DType::kF4E2M1); }, ir::ErrorKind::kUnsupported, "f4e2m1");

@@ -54,5 +54,20 @@ def band(a: Tensor[(N,), bool], b: Tensor[(N,), bool]) -> Tensor[(N,), bool]:
 
 
 @func
+def u8_mask(x: Tensor[(N,), u8], m: Tensor[(N,), bool]) -> tuple[Tensor[(N,), u8], Tensor[(N,), bool]]:
+    return where(m, x + x, x), x > 127
+
+
+@func
+def to_fp8(x: Tensor[(N,), f32]) -> Tensor[(N,), fp8e4m3]:
+    return cast(x, fp8e4m3)
+
+
+@func
+def from_fp8(q: Tensor[(N,), fp8e4m3]) -> Tensor[(N,), f32]:
+    return cast(q, f32)
+
+
+@func
 def iadd(a: Tensor[(N,), i64], b: Tensor[(N,), i64]) -> Tensor[(N,), i64]:
     return a + b

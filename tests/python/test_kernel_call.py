@@ -100,21 +100,30 @@ def test_non_tensor_argument_is_a_type_error(module):
         module.compile("scale2", backend="evaluator")([1.0, 2.0])
 
 
-def test_uint8_is_refused_not_read_as_bool(module):
-    # bool crosses DLPack 0.6 as a uint8 view, and there is no u8 dtype: a
-    # real uint8 buffer would be read as bool, so it is refused by name
-    # (inputs and run's outputs; torch and numpy), and nothing is written.
+def test_uint8_is_u8_and_bool_is_bool(module, backend):
+    # uint8 tensors and arrays are u8 (wrapping arithmetic), bool ones bool
+    # (exported as a uint8 view, relabelled bool): never one for the other.
     import numpy as np
+    k = compile_on(module, "u8_mask", backend)
+    x = torch.tensor([1, 100, 200, 255], dtype=torch.uint8)
+    m = torch.tensor([True, False, True, True])
+    y, big = k(x, m)
+    assert y.dtype == torch.uint8 and big.dtype == torch.bool
+    assert torch.equal(y, torch.where(m, x + x, x))  # 400 and 510 wrap, as torch's
+    assert torch.equal(big, x > 127)
+    yn, bign = k(x.numpy(), m.numpy())
+    assert yn.dtype == np.uint8 and bign.dtype == np.bool_
+    assert (yn == y.numpy()).all() and (bign == big.numpy()).all()
+    # A uint8 tensor where bool is declared is a dtype error that names both.
     band = module.compile("band")
     a = torch.tensor([True, False, True])
     for bad in (torch.tensor([1, 0, 2], dtype=torch.uint8), np.array([1, 0, 2], dtype=np.uint8)):
         with pytest.raises(tf.TileFoundryError) as e:
             band(a.numpy() if isinstance(bad, np.ndarray) else a, bad)
         assert e.value.status == "TF_ERR_INVALID_ARGUMENT"
-        assert "argument #1 (b) is a uint8 tensor" in e.value.message, e.value.message
+        assert "argument #1 (b): dtype must be bool, but got u8" in e.value.message, e.value.message
     out = torch.full((3,), 7, dtype=torch.uint8)
-    with pytest.raises(tf.TileFoundryError, match="output #0 is a uint8 tensor"):
+    with pytest.raises(tf.TileFoundryError, match="must be bool, but got u8"):
         band.run([a, a], [out])
     assert torch.equal(out, torch.full((3,), 7, dtype=torch.uint8))
-    # bool itself still crosses (as the uint8 view).
     assert torch.equal(band(a, a), a)

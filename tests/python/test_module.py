@@ -32,7 +32,7 @@ def test_load_source_text_lists_functions():
 
 def test_load_path_lists_all_functions(module):
     assert module.functions == ["rmsnorm", "rmsnorm_bf16", "rmsnorm64", "swiglu", "swiglu_bf16",
-                                "resnorm", "scale2", "positive", "band", "iadd"]
+                                "resnorm", "scale2", "positive", "band", "u8_mask", "to_fp8", "from_fp8", "iadd"]
 
 
 def test_print_round_trips():

@@ -35,6 +35,9 @@ SAMPLES = {
     "positive": (_f32(3, 7),),
     "band": (lambda: torch.rand(9) > 0.5, lambda: torch.rand(9) > 0.5),
     "iadd": (lambda: torch.randint(-50, 50, (6,)), lambda: torch.randint(-50, 50, (6,))),
+    "u8_mask": (lambda: torch.randint(0, 256, (6,), dtype=torch.uint8), lambda: torch.rand(6) > 0.5),
+    "to_fp8": (lambda: torch.randn(6) * 8,),
+    "from_fp8": (lambda: (torch.randn(6) * 8).to(torch.float8_e4m3fn),),
 }
 
 

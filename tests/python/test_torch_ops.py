@@ -187,9 +187,16 @@ def test_wrong_shape_raises_runtime_error_naming_the_argument(ops):
     assert "tf_kernel_" not in msg and "TF_ERR_" not in msg, msg
 
 
-def test_uint8_input_is_refused_not_read_as_bool(ops):
-    with pytest.raises(RuntimeError, match="does not support"):
-        ops["swiglu"](torch.zeros(2, 2, dtype=torch.uint8), torch.zeros(2, 2, dtype=torch.uint8))
+def test_uint8_is_u8_and_bool_is_bool(module):
+    op = tf.register(module.compile("u8_mask"), unique_op("u8_mask"))
+    x = torch.tensor([1, 100, 200, 255], dtype=torch.uint8)
+    m = torch.tensor([True, False, True, True])
+    y, big = op(x, m)
+    assert torch.equal(y, torch.where(m, x + x, x)) and torch.equal(big, x > 127)
+    with pytest.raises(RuntimeError, match="dtype must be bool, but got u8"):
+        op(x, x)
+    with pytest.raises(RuntimeError, match="dtype must be f32, but got u8"):
+        tf.register(module.compile("swiglu"), unique_op("swiglu"))(x.view(2, 2), x.view(2, 2))
 
 
 def test_meta_tensor_gets_the_meta_kernel_not_the_cpu_one(ops):

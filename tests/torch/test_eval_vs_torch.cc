@@ -43,12 +43,13 @@ using tf::runtime::NDArray;
 
 constexpr DType kFloats[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 constexpr DType kAll[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                          DType::kI32, DType::kI64, DType::kI8,  DType::kBool};
+                          DType::kI32, DType::kI64, DType::kI8,  DType::kU8, DType::kBool};
 
 at::ScalarType scalar_type(DType d) {
   switch (d) {
     case DType::kBool: return at::kBool;
     case DType::kI8: return at::kChar;
+    case DType::kU8: return at::kByte;
     case DType::kI32: return at::kInt;
     case DType::kI64: return at::kLong;
     case DType::kF16: return at::kHalf;
@@ -102,7 +103,7 @@ at::Tensor random_values(std::vector<int64_t> shape, DType d, Values kind) {
   at::Tensor t;
   if (d == DType::kBool) return torch::randint(0, 2, shape, f).to(at::kBool);
   if (!tf::ir::is_float(d)) {
-    t = torch::randint(-50, 50, shape, f);
+    t = tf::ir::is_unsigned(d) ? torch::randint(0, 200, shape, f) : torch::randint(-50, 50, shape, f);
     if (kind == Values::kNonZero) t = torch::where(t == 0, torch::ones_like(t), t);
     return t.to(scalar_type(d));
   }
@@ -150,13 +151,15 @@ class Borrow {
     for (DLManagedTensor* m : owned_) m->deleter(m);
   }
   NDArray operator()(const at::Tensor& t) {
-    // torch 1.13's toDLPack refuses bool; its bytes are exported as {kDLUInt, 8},
-    // the spelling dtype_from_dl reads as bool.
-    DLManagedTensor* m = at::toDLPack(t.scalar_type() == at::kBool ? t.view(at::kByte) : t);
+    // torch 1.13's toDLPack refuses bool: its bytes are exported as uint8
+    // and relabelled kDLBool (code 6), as the extension and Python do.
+    const bool is_bool = t.scalar_type() == at::kBool;
+    DLManagedTensor* m = at::toDLPack(is_bool ? t.view(at::kByte) : t);
     owned_.push_back(m);
     // toDLPack folds the storage offset into `data`; spell it as DLPack's
     // byte_offset from the storage base instead, so that path is exercised.
     DLTensor dl = m->dl_tensor;
+    if (is_bool) dl.dtype.code = 6;
     if (t.storage_offset() > 0) {
       int64_t bytes = t.storage_offset() * static_cast<int64_t>(t.element_size());
       dl.data = static_cast<char*>(dl.data) - bytes;
@@ -428,7 +431,8 @@ void clamp_cases() {
 void bitcast_cases() {
   const std::pair<DType, DType> pairs[] = {{DType::kF32, DType::kI32}, {DType::kI32, DType::kF32},
                                            {DType::kF64, DType::kI64}, {DType::kI64, DType::kF64},
-                                           {DType::kF16, DType::kBF16}, {DType::kBF16, DType::kF16}};
+                                           {DType::kF16, DType::kBF16}, {DType::kBF16, DType::kF16},
+                                           {DType::kI8, DType::kU8},    {DType::kU8, DType::kI8}};
   for (auto [from, to] : pairs) {
     at::Tensor x = make_input(random_shape(0, 3), from, random_layout());
     check(std::make_shared<tf::ops::Bitcast>(to), {x}, x.contiguous().view(scalar_type(to)), /*exact=*/true);
@@ -456,8 +460,8 @@ void cast_cases() {
   for (DType from : kAll)
     for (DType to : kAll) {
       at::Tensor x = make_input(random_shape(0, 3), from, random_layout());
-      if (tf::ir::is_float(from) && !tf::ir::is_float(to) && to != DType::kBool)
-        x = x.to(at::kDouble).clamp(-100, 100).to(x.scalar_type());  // float -> int is UB outside the range
+      if (tf::ir::is_float(from) && !tf::ir::is_float(to) && to != DType::kBool)  // float -> int is UB outside the range
+        x = x.to(at::kDouble).clamp(tf::ir::is_unsigned(to) ? 0 : -100, 100).to(x.scalar_type());
       check(std::make_shared<tf::ops::Cast>(to), {x}, x.to(scalar_type(to)), /*exact=*/true);
     }
 }

@@ -22,14 +22,15 @@ using DLTensors = c10::SmallVector<DLTensor, kInline>;
 
 // A zero-copy DLPack view of t, valid while t lives: the fields at::toDLPack
 // would fill (data = data_ptr(), byte_offset 0, strides in elements), built
-// on the caller's stack instead of in a heap DLManagedTensor. A bool tensor
-// is viewed as {kDLUInt, 8}, DLPack 0.6's spelling of bool (same bytes).
-DLTensor dl_view(const at::Tensor& t) {
+// on the caller's stack instead of in a heap DLManagedTensor; the dtype as
+// dl_from_scalar_type spells it (bool as kDLBool, which toDLPack of 1.13
+// cannot say).
+DLTensor dl_view(const at::Tensor& t, DLDataType declared) {
   DLTensor v{};
   v.data = t.data_ptr();
   v.device = DLDevice{kDLCPU, 0};
   v.ndim = static_cast<int32_t>(t.dim());
-  v.dtype = dl_from_scalar_type(t.scalar_type());
+  v.dtype = dl_for(t.scalar_type(), declared);
   v.shape = const_cast<int64_t*>(t.sizes().data());
   v.strides = const_cast<int64_t*>(t.strides().data());
   v.byte_offset = 0;
@@ -160,7 +161,15 @@ const KernelRef* make_ref(tf_kernel k, const std::string& op_name) {
     tf_kernel_release(k);
     fail_status(op_name, "describing the kernel", s);
   }
-  return new KernelRef{k, n_in, n_out, next_id()};
+  std::vector<DLDataType> in(n_in), out(n_out);
+  int32_t ndim = 0;
+  for (size_t i = 0; i < n_in && s == TF_OK; ++i) s = tf_kernel_input_desc(k, i, &in[i], &ndim);
+  for (size_t i = 0; i < n_out && s == TF_OK; ++i) s = tf_kernel_output_type(k, i, &out[i], &ndim);
+  if (s != TF_OK) {
+    tf_kernel_release(k);
+    fail_status(op_name, "describing the kernel", s);
+  }
+  return new KernelRef{k, n_in, n_out, next_id(), std::move(in), std::move(out)};
 }
 
 }  // namespace
@@ -206,12 +215,12 @@ void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
 namespace {
 
 // The inputs, left on the stack (borrowed, no refcount traffic), as DLTensors.
-DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, size_t n_in) {
+DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, const KernelRef& r) {
   DLTensors in;
-  for (size_t i = 0; i < n_in; ++i) {
+  for (size_t i = 0; i < r.n_in; ++i) {
     const at::Tensor& t = args[i].toTensor();
     check_input(op, i, t);
-    in.push_back(dl_view(t));
+    in.push_back(dl_view(t, r.in_dtypes[i]));
   }
   return in;
 }
@@ -219,12 +228,13 @@ DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, si
 }  // namespace
 
 void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
-  DLTensors in = view_inputs(op_name_, torch::jit::last(*stack, r.n_in), r.n_in);
+  DLTensors in = view_inputs(op_name_, torch::jit::last(*stack, r.n_in), r);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
-  for (const OutputDesc& d : output_descs(op_name_, r.kernel, r.id, r.n_out, in)) {
-    outputs.push_back(empty_output(d.shape, d.dtype));
-    out.push_back(dl_view(outputs.back()));
+  const auto& descs = output_descs(op_name_, r.kernel, r.id, r.n_out, in);
+  for (size_t i = 0; i < r.n_out; ++i) {
+    outputs.push_back(empty_output(descs[i].shape, descs[i].dtype));
+    out.push_back(dl_view(outputs.back(), r.out_dtypes[i]));
   }
   tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
@@ -234,7 +244,7 @@ void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
 
 void BoxedKernel::run_out(const KernelRef& r, torch::jit::Stack* stack) {
   auto args = torch::jit::last(*stack, r.n_in + r.n_out);
-  DLTensors in = view_inputs(op_name_, args, r.n_in);
+  DLTensors in = view_inputs(op_name_, args, r);
   const auto& descs = output_descs(op_name_, r.kernel, r.id, r.n_out, in);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
@@ -242,7 +252,7 @@ void BoxedKernel::run_out(const KernelRef& r, torch::jit::Stack* stack) {
     const at::Tensor& t = args[r.n_in + i].toTensor();
     check_out(op_name_, out_names_[i], t, descs[i].dtype, descs[i].shape);
     outputs.push_back(t);
-    out.push_back(dl_view(t));
+    out.push_back(dl_view(t, r.out_dtypes[i]));
   }
   tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);

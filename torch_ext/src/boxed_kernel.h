@@ -27,6 +27,9 @@ struct KernelRef {
   tf_kernel kernel;
   size_t n_in, n_out;
   uint64_t id;  // unique for the process's life: the key of the per-thread output memo
+  // The signature's dtypes: a uint8 tensor crosses as an 8-bit float where
+  // one is declared that torch has no dtype for (dtype_map.h).
+  std::vector<DLDataType> in_dtypes, out_dtypes;
 };
 
 class BoxedKernel final : public c10::OperatorKernel {

@@ -61,6 +61,7 @@ decltype(auto) dispatch_dtype(ir::DType d, F&& f) {
   switch (d) {
     case ir::DType::kBool: return f(bool{});
     case ir::DType::kI8: return f(int8_t{});
+    case ir::DType::kU8: return f(uint8_t{});
     case ir::DType::kI32: return f(int32_t{});
     case ir::DType::kI64: return f(int64_t{});
     case ir::DType::kF16: return f(Half{});

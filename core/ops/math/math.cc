@@ -103,6 +103,10 @@ std::optional<UnaryKind> unary_kind_from_name(std::string_view name) {
 
 int64_t clamp_int_bound(double v, ir::DType d) {
   const int bits = ir::dtype_bits(d);
+  if (ir::is_unsigned(d)) {  // [0, 2^bits - 1]; bits < 64
+    const double top = std::ldexp(1.0, bits);
+    return v <= 0 ? 0 : v >= top ? static_cast<int64_t>(top) - 1 : static_cast<int64_t>(v);
+  }
   const double top = std::ldexp(1.0, bits - 1);  // 2^(bits-1), exact
   if (v >= top) return bits == 64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(top) - 1;
   if (v <= -top) return bits == 64 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(top);

@@ -111,7 +111,7 @@ struct Clamp final : ir::Op {
 };
 
 // A Clamp bound v (integral or infinite, by typeinfer) saturated to the
-// range of the signed integer dtype d: it clamps d's values the same.
+// range of the integer dtype d: it clamps d's values the same.
 int64_t clamp_int_bound(double v, ir::DType d);
 
 }  // namespace tf::ops

@@ -40,6 +40,8 @@ DLManagedTensor._fields_ = [
 KDL_CPU = 1
 KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BFLOAT = 0, 1, 2, 4
 KDL_BOOL = 6  # DLPack >= 0.8 only
+KDL_FLOAT8_E4M3FN, KDL_FLOAT8_E8M0FNU = 10, 14  # DLPack >= 1.1 only
+_FP8_CODES = {(KDL_FLOAT8_E4M3FN, 8), (KDL_FLOAT8_E8M0FNU, 8)}
 
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _get_pointer.restype = ctypes.c_void_p
@@ -54,12 +56,22 @@ class Borrowed:
     lives. The capsule is never consumed: its destructor releases the view.
     """
 
-    def __init__(self, obj):
+    def __init__(self, obj, declared=None):
+        """declared: the (code, bits) the kernel declares there, if known: a
+        uint8 buffer where an 8-bit float is declared carries its bytes."""
         self.source = obj
-        self.capsule = _capsule_of(obj)
+        self.capsule, is_bool = _capsule_of(obj)
         ptr = _get_pointer(self.capsule, b"dltensor")
         self.managed = ctypes.cast(ptr, ctypes.POINTER(DLManagedTensor)).contents
         self.tensor = self.managed.dl_tensor  # the struct handed to C, by value
+        dt = self.tensor.dtype
+        fp8_bytes = (dt.code, dt.bits) == (KDL_UINT, 8) and declared in _FP8_CODES
+        if is_bool or fp8_bytes:
+            # A copy of the struct says what the bytes are (bool for the
+            # uint8 view _capsule_of exported, the declared 8-bit float);
+            # its shape and strides still point into the capsule.
+            self.tensor = DLTensor.from_buffer_copy(self.managed.dl_tensor)
+            self.tensor.dtype.code = KDL_BOOL if is_bool else declared[0]
 
     def data_address(self) -> int:
         """The address of element 0 as the C side sees it."""
@@ -80,21 +92,21 @@ def torch_if_imported():
 
 
 def _capsule_of(obj):
+    """(DLPack capsule, whether obj is bool). torch 1.13 and numpy < 2 cannot
+    export bool, so a bool tensor or array is exported as a uint8 view of
+    the same memory, which Borrowed relabels bool (DLPack's kDLBool)."""
     torch = torch_if_imported()
     if torch is not None and isinstance(obj, torch.Tensor):
         from torch.utils import dlpack as torch_dlpack
         # detach() shares storage; to_dlpack refuses tensors that need grad.
         t = obj.detach()
         if t.dtype == torch.bool:
-            # torch 1.13 cannot export bool; a uint8 view of the same
-            # memory is DLPack 0.6's spelling of bool ({kDLUInt, 8}).
-            t = t.view(torch.uint8)
-        return torch_dlpack.to_dlpack(t)
+            return torch_dlpack.to_dlpack(t.view(torch.uint8)), True
+        return torch_dlpack.to_dlpack(t), False
     if type(obj).__module__ == "numpy" and getattr(obj, "dtype", None) == bool:
-        # numpy < 2 cannot export bool either: the same uint8 view.
-        return obj.view("uint8").__dlpack__()
+        return obj.view("uint8").__dlpack__(), True
     if hasattr(obj, "__dlpack__"):
-        return obj.__dlpack__()
+        return obj.__dlpack__(), False
     raise TypeError(f"expected a torch.Tensor or an object with __dlpack__, got {type(obj).__name__}")
 
 

@@ -18,7 +18,7 @@ from .errors import AbiMismatchError, TileFoundryError
 # here), is refused when loaded. tests/python/test_packaging.py keeps these
 # equal to the header's TF_VERSION_MAJOR / TF_VERSION_MINOR.
 ABI_MAJOR = 0
-ABI_MINOR = 5
+ABI_MINOR = 6
 
 TF_OK = 0
 TF_MAX_NDIM = 8

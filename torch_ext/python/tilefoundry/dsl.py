@@ -46,7 +46,7 @@ class DType:
 
 
 bool_ = DType("bool")
-i8, i32, i64 = DType("i8"), DType("i32"), DType("i64")
+u8, i8, i32, i64 = DType("u8"), DType("i8"), DType("i32"), DType("i64")
 f16, bf16, f32, f64 = DType("f16"), DType("bf16"), DType("f32"), DType("f64")
 fp8e4m3, f8e8m0, f4e2m1 = DType("fp8e4m3"), DType("f8e8m0"), DType("f4e2m1")
 
@@ -142,7 +142,7 @@ nan = float("nan")
 __all__ = [
     "DimVar", "DType", "Tensor", "Target", "Mesh", "Layout", "ShardLayout", "Split",
     "Broadcast", "Partial", "func", "DslFunction", "dim_min", "dim_max",
-    "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "fp8e4m3", "f8e8m0", "f4e2m1",
+    "u8", "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "fp8e4m3", "f8e8m0", "f4e2m1",
     "inf", "nan",
 ] + SURFACE_FUNCTIONS
 

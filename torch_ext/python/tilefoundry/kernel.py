@@ -4,15 +4,7 @@ import ctypes
 from . import _lib
 from ._dlpack import Borrowed, DLDataType, DLManagedTensor, DLTensor, Owned, torch_if_imported
 from .dtypes import name_from_dl, numpy_dtype, torch_dtype_from_dl
-from .errors import TileFoundryError
 
-
-def _is_uint8(obj) -> bool:
-    """A torch tensor or numpy array of uint8 (not bool viewed as uint8)."""
-    torch = torch_if_imported()
-    if torch is not None and isinstance(obj, torch.Tensor):
-        return obj.dtype == torch.uint8
-    return type(obj).__module__ == "numpy" and getattr(getattr(obj, "dtype", None), "name", "") == "uint8"
 
 _BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator",
                   _lib.TF_BACKEND_VIRTUAL_MESH: "virtual_mesh"}
@@ -35,6 +27,22 @@ class Kernel:
         backend = ctypes.c_int32()
         _lib.check(L.tf_kernel_backend(handle, ctypes.byref(backend)))
         self.backend = _BACKEND_NAMES.get(backend.value, f"backend#{backend.value}")
+        # The signature's (code, bits) per input and output: a uint8 buffer
+        # where an 8-bit float is declared carries its bytes (Borrowed).
+        self._in_dl = [self._declared(L.tf_kernel_input_desc, i) for i in range(self.num_inputs)]
+        self._out_dl = [self._declared(L.tf_kernel_output_type, i) for i in range(self.num_outputs)]
+
+    def _declared(self, fn, i):
+        dtype, ndim = DLDataType(), ctypes.c_int32()
+        _lib.check(fn(self._handle, i, ctypes.byref(dtype), ctypes.byref(ndim)))
+        return (dtype.code, dtype.bits)
+
+    def borrow_inputs(self, tensors):
+        """Borrowed views of input tensors, as the signature reads them."""
+        return [Borrowed(t, d) for t, d in zip(tensors, self._in_dl)]
+
+    def _borrow_outputs(self, tensors):
+        return [Borrowed(t, d) for t, d in zip(tensors, self._out_dl)]
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
@@ -84,10 +92,7 @@ class Kernel:
         self._check_arity(inputs)
         if len(outputs) != self.num_outputs:
             raise TypeError(f"{self.name} has {self.num_outputs} output(s), got {len(outputs)}")
-        self._refuse_uint8(outputs, "output")
-        ins = [Borrowed(t) for t in inputs]
-        outs = [Borrowed(t) for t in outputs]
-        self._run(ins, outs)
+        self._run(self.borrow_inputs(inputs), self._borrow_outputs(outputs))
 
     def __call__(self, *tensors):
         """Calls the kernel; returns one result, or a tuple for several. The
@@ -112,7 +117,7 @@ class Kernel:
         as an object with __dlpack__, for numpy.from_dlpack, torch.from_dlpack
         or any other consumer."""
         self._check_arity(tensors)
-        ins = [Borrowed(t) for t in tensors]
+        ins = self.borrow_inputs(tensors)
         n = self.num_outputs
         outs = (ctypes.POINTER(DLManagedTensor) * max(n, 1))()
         _lib.check(_lib.lib().tf_kernel_call(self._handle, _dl_array(ins), len(ins), outs, n), self.name)
@@ -121,30 +126,16 @@ class Kernel:
 
     def _call_into(self, tensors, allocate):
         """Runs into outputs the caller's framework owns: allocate(DLDataType, shape)."""
-        ins = [Borrowed(t) for t in tensors]
+        ins = self.borrow_inputs(tensors)
         arr = _dl_array(ins)  # one C array for every description and the run
         outputs = [allocate(*self._describe(arr, len(ins), i)) for i in range(self.num_outputs)]
-        self._run_into(arr, len(ins), [Borrowed(t) for t in outputs])
+        self._run_into(arr, len(ins), self._borrow_outputs(outputs))
         return outputs
 
     def _check_arity(self, tensors):
         if len(tensors) != self.num_inputs:
             raise TypeError(f"{self.name} takes {self.num_inputs} tensor(s) "
                             f"({', '.join(self.input_names())}), got {len(tensors)}")
-        self._refuse_uint8(tensors, "argument")
-
-    def _refuse_uint8(self, tensors, what):
-        """DLPack 0.6 spells bool as uint8, which is how bool crosses to the
-        library, and there is no u8 dtype: a real uint8 tensor would be read
-        as bool. Refused here, where its dtype is still known."""
-        for i, t in enumerate(tensors):
-            if _is_uint8(t):
-                names = self.input_names() if what == "argument" else None
-                where = f"{what} #{i}" + (f" ({names[i]})" if names else "")
-                raise TileFoundryError("TF_ERR_INVALID_ARGUMENT",
-                                       f"{self.name}: {where} is a uint8 tensor, which TileFoundry does not "
-                                       "support (it has no u8 dtype, and a uint8 buffer would read as bool); "
-                                       "pass bool, or cast")
 
     def _run(self, ins, outs):
         self._run_into(_dl_array(ins), len(ins), outs)

@@ -82,7 +82,7 @@ def symbolic_outputs(kernel, tensors):
     names = kernel.input_names()
     for i, (rule, t) in enumerate(zip(program.inputs, tensors)):
         where = f"'{kernel.name}' argument #{i} ({names[i]})"
-        if dtypes.name_from_torch(t.dtype) != rule.dtype:
+        if not dtypes.torch_holds(t.dtype, rule.dtype):
             raise TileFoundryError("TF_ERR_INVALID_ARGUMENT",
                                    f"{where}: dtype must be {rule.dtype}, but got {t.dtype}")
         if len(shapes[i]) != len(rule.axes):
@@ -110,12 +110,14 @@ class _Described:
     """A data-less CPU DLTensor describing a (meta) tensor's dtype and shape:
     all tf_kernel_output_desc reads."""
 
-    def __init__(self, t):
+    def __init__(self, t, declared=None):
         import ctypes
         from ._dlpack import KDL_CPU, DLDataType, DLTensor
         name = dtypes.name_from_torch(t.dtype)
         # An unknown dtype gets a code no dtype has: the C side reports it.
         code, bits = dtypes.dl_from_name(name) if name else (255, 0)
+        if name == "u8" and declared in dtypes.FP8_BYTES:
+            code, bits = declared  # a uint8 tensor carrying an 8-bit float's bytes
         self.shape = (ctypes.c_int64 * max(t.dim(), 1))(*[int(s) for s in t.shape])
         self.tensor = DLTensor()
         self.tensor.device.device_type = KDL_CPU
@@ -133,7 +135,7 @@ def meta_impl(kernel):
             outs = [torch.empty(shape, dtype=dtypes.torch_dtype(dt), device="meta")
                     for shape, dt in symbolic_outputs(kernel, tensors)]
         else:
-            borrowed = [_Described(t) for t in tensors]
+            borrowed = [_Described(t, d) for t, d in zip(tensors, kernel._in_dl)]
             outs = []
             for i in range(kernel.num_outputs):
                 dtype, shape = kernel.output_desc(borrowed, i)
