@@ -602,7 +602,9 @@ class Stage {
     }
     const DType dt = iter_.dtype();
     if (auto* c = as<Call>(v); c && ((dt == DType::kF16 && c->name() == "tf_rf16") ||
-                                     (dt == DType::kBF16 && c->name() == "tf_rbf16")))
+                                     (dt == DType::kBF16 && c->name() == "tf_rbf16") ||
+                                     (dt == DType::kFP8E4M3 && c->name() == "tf_rfp8e4m3") ||
+                                     (dt == DType::kF8E8M0 && c->name() == "tf_rf8e8m0")))
       return c->args()[0];
     return v;
   }
