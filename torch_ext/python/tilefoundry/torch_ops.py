@@ -61,7 +61,7 @@ def _load_torch_lib():
     return _torch_lib
 
 
-def register(kernel, name=None, replace=False):
+def register(kernel, name=None, replace=False, backward=None):
     """Defines torch.ops.tilefoundry.<name> (default: the kernel's function name).
 
     The registration holds its own reference on the kernel for the life of
@@ -70,8 +70,15 @@ def register(kernel, name=None, replace=False):
     here before runs `kernel` from now on, provided its schema is the same
     (re-running a notebook cell after editing the kernel's body); a changed
     schema is refused and the op keeps its kernel.
+
+    backward: a Kernel computing the op's input gradients from its inputs
+    and output gradients (autograd.py); without one, a backward through the
+    op raises torch's "derivative ... is not implemented".
     """
     import torch
+    from . import autograd
+    if backward is not None:
+        autograd.check_backward(kernel, backward)
     tl = _load_torch_lib()
     op_name = name if name is not None else kernel.name
     entry = tl.tf_torch_register_replace if replace else tl.tf_torch_register
@@ -83,6 +90,7 @@ def register(kernel, name=None, replace=False):
         _meta_kernels[op_name] = kernel
     if not replaced:
         _register_meta(op_name)
+    autograd.attach(op_name, backward)
     return getattr(torch.ops.tilefoundry, op_name)
 
 
