@@ -1,7 +1,10 @@
 #include "core/frontend/parser.h"
 
+#include <algorithm>
+
 #include "core/frontend/lexer.h"
 #include "core/frontend/parser_impl.h"
+#include "core/frontend/suggest.h"
 #include "core/sema/boundary.h"
 #include "core/sema/elaborate.h"
 #include "core/sema/verify.h"
@@ -167,6 +170,7 @@ void Parser::function_def() {
   if (peek().is_op(".")) return specialize_def(deco);
   if (deco.text != "func") src_.parse_error(deco.pos, "unknown decorator '" + deco.text + "'; expected @func");
   (void)at;
+  const std::vector<Arg> deco_args = decorator_args();
   expect_newline();
   const Token& def = peek();
   if (!def.is_name("def")) unexpected(def, "'def' after @func");
@@ -181,6 +185,7 @@ void Parser::function_def() {
   next();
   ir::TypePtr ret_type = type_annotation();
   expect_op(":");
+  std::vector<int64_t> inplace = inplace_of(deco_args, params, ret_type);
 
   std::map<std::string, Value> locals;
   for (const auto& p : params) locals[p->name()] = Value::of_expr(p, Pos{p->span().line, p->span().col});
@@ -194,6 +199,7 @@ void Parser::function_def() {
     f.params = std::move(params);
     f.return_type = std::move(ret_type);
     f.span = src_.span(def.pos);
+    f.inplace = std::move(inplace);
     prototypes_.emplace(name.text, std::make_pair(sema::PrototypeBuilder(std::move(f)), functions_.size()));
     functions_.push_back(nullptr);
     return;
@@ -205,6 +211,7 @@ void Parser::function_def() {
   f.body = std::move(body);
   f.return_type = std::move(ret_type);
   f.span = src_.span(def.pos);
+  f.inplace = std::move(inplace);
   ir::FunctionPtr fn;
   try {
     fn = ir::Function::make(std::move(f));
@@ -213,6 +220,59 @@ void Parser::function_def() {
   }
   functions_.push_back(fn);
   function_index_[fn->name()] = fn;
+}
+
+std::vector<Parser::Arg> Parser::decorator_args() {
+  if (!accept_op("(")) return {};
+  std::vector<Arg> args = call_args();
+  for (const Arg& a : args) {
+    if (a.keyword.empty()) src_.parse_error(a.value.pos, "@func takes keyword arguments only, e.g. @func(inplace=\"cache\")");
+    if (a.keyword != "inplace")
+      src_.parse_error(a.keyword_pos, "unknown @func argument '" + a.keyword + "'; expected inplace=");
+  }
+  return args;
+}
+
+// inplace="p" (a one-result function) or inplace=("p", None, ...) with one
+// entry per result: the parameter whose buffer receives that result.
+std::vector<int64_t> Parser::inplace_of(const std::vector<Arg>& deco_args, const std::vector<ir::VarPtr>& params,
+                                        const ir::TypePtr& ret_type) {
+  if (deco_args.empty()) return {};
+  const Value& v = deco_args[0].value;
+  const size_t results = ir::flatten_tensor_types(ret_type).size();
+  std::vector<Value> entries;
+  if (v.kind == Value::Kind::kString) {
+    if (results != 1)
+      src_.parse_error(v.pos, "inplace=\"" + v.s + "\" names one result, but the function returns " +
+                                  std::to_string(results) + "; give a tuple with one entry (a parameter name or None) per result");
+    entries.push_back(v);
+  } else if (v.kind == Value::Kind::kTuple) {
+    entries = v.items;
+    if (entries.size() != results)
+      src_.parse_error(v.pos, "inplace= has " + std::to_string(entries.size()) + " entries, but the function returns " +
+                                  std::to_string(results) + " results");
+  } else {
+    src_.parse_error(v.pos, "inplace= takes a parameter name or a tuple of them (None for a fresh result), but got " +
+                                v.describe());
+  }
+  std::vector<int64_t> out;
+  for (const Value& e : entries) {
+    if (e.kind == Value::Kind::kNone) {
+      out.push_back(-1);
+      continue;
+    }
+    if (e.kind != Value::Kind::kString)
+      src_.parse_error(e.pos, "an inplace= entry is a parameter name (a string) or None, but got " + e.describe());
+    auto it = std::find_if(params.begin(), params.end(), [&](const ir::VarPtr& p) { return p->name() == e.s; });
+    if (it == params.end()) {
+      std::vector<std::string> names;
+      for (const auto& p : params) names.push_back(p->name());
+      src_.parse_error(e.pos, "inplace= names '" + e.s + "', which is not a parameter" + did_you_mean(e.s, names));
+    }
+    out.push_back(it - params.begin());
+  }
+  if (std::all_of(out.begin(), out.end(), [](int64_t p) { return p < 0; })) return {};
+  return out;
 }
 
 // @f.specialize(S=(lo, hi)) / def label(params) -> T: body. The variant

@@ -61,6 +61,11 @@ class Parser {
   // @f.specialize(S=(lo, hi)) after the '@f' tokens: parses the variant and
   // adds it to f's prototype.
   void specialize_def(const Token& base_name);
+  // @func(inplace=...): the decorator's arguments, resolved against the
+  // parameters once they are parsed (inplace_of).
+  std::vector<Arg> decorator_args();
+  std::vector<int64_t> inplace_of(const std::vector<Arg>& deco_args, const std::vector<ir::VarPtr>& params,
+                                  const ir::TypePtr& ret_type);
   // The body's value must be returnable as the declared type (core/sema/boundary.h).
   void check_return(const std::string& fn, Pos at, const ir::TypePtr& value, const ir::TypePtr& declared);
   // The function a call site names: a prototype is sealed at its first use.

@@ -43,6 +43,17 @@ void collect_type_vars(const ir::TypePtr& t, std::map<std::string, std::pair<int
     for (const auto& d : leaf->shape()) d.collect_vars(out);
 }
 
+// "@func\n", or "@func(inplace=...)\n" as the parser reads it.
+std::string decorator(const ir::Function& fn) {
+  if (fn.inplace().empty()) return "@func\n";
+  auto entry = [&](int64_t p) { return p < 0 ? std::string("None") : "\"" + fn.params()[static_cast<size_t>(p)]->name() + "\""; };
+  if (fn.inplace().size() == 1 && fn.return_type()->kind() != ir::TypeKind::kTuple)
+    return "@func(inplace=" + entry(fn.inplace()[0]) + ")\n";
+  std::string s = "@func(inplace=(";
+  for (size_t i = 0; i < fn.inplace().size(); ++i) s += (i ? ", " : "") + entry(fn.inplace()[i]);
+  return s + (fn.inplace().size() == 1 ? ",))\n" : "))\n");
+}
+
 class FunctionPrinter {
  public:
   FunctionPrinter(const ir::Function& fn, const std::set<std::string>& reserved,
@@ -56,7 +67,7 @@ class FunctionPrinter {
 
   std::string print() {
     if (fn_.is_prototype()) {
-      std::string out = "@func\n" + print_signature(fn_) + ":\n    pass\n";
+      std::string out = decorator(fn_) + print_signature(fn_) + ":\n    pass\n";
       for (const auto& v : fn_.variants()) {
         std::set<std::string> reserved = taken_;
         out += "\n" + FunctionPrinter(*v, reserved, printed_functions_).print();
@@ -64,7 +75,7 @@ class FunctionPrinter {
       return out;
     }
     if (!fn_.body()) unprintable(fn_.name(), "it has no body and no variants");
-    std::string head = "@func\n" + print_signature(fn_);
+    std::string head = decorator(fn_) + print_signature(fn_);
     if (fn_.is_variant()) {
       const auto& sp = fn_.specializations();
       if (sp.size() != 1) unprintable(fn_.name(), "a variant carries exactly one DimVarRangePat");

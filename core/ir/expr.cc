@@ -70,6 +70,36 @@ std::shared_ptr<const TupleGetItem> TupleGetItem::make(ExprPtr tuple, int64_t in
   return std::make_shared<const TupleGetItem>(std::move(tuple), index, std::move(t), std::move(span));
 }
 
+namespace {
+
+// Rationale: the caller's buffer of an in-place parameter receives the result
+// as it is, so the two types must be the same (dtype, shape, layout), and
+// one buffer cannot receive two results.
+void check_inplace(const Function::Fields& f, const std::string& where) {
+  if (f.inplace.empty()) return;
+  const std::vector<TensorTypePtr> leaves = flatten_tensor_types(f.return_type);
+  if (f.inplace.size() != leaves.size())
+    fail(ErrorKind::kType, where + ": inplace names " + std::to_string(f.inplace.size()) + " results, but the function has " +
+                               std::to_string(leaves.size()));
+  std::set<int64_t> taken;
+  for (size_t r = 0; r < leaves.size(); ++r) {
+    const int64_t p = f.inplace[r];
+    if (p < 0) continue;
+    if (p >= static_cast<int64_t>(f.params.size()))
+      fail(ErrorKind::kType, where + ": result " + std::to_string(r) + " is in place of parameter " +
+                                 std::to_string(p) + ", but there are " + std::to_string(f.params.size()));
+    const VarPtr& param = f.params[static_cast<size_t>(p)];
+    if (!taken.insert(p).second)
+      fail(ErrorKind::kType, where + ": parameter '" + param->name() + "' receives two results in place");
+    if (!type_equal(param->type(), leaves[r]))
+      fail(ErrorKind::kType, where + ": result " + std::to_string(r) + " (" + leaves[r]->to_string() +
+                                 ") is written in place of parameter '" + param->name() + "' (" +
+                                 param->type()->to_string() + "), which needs the same type");
+  }
+}
+
+}  // namespace
+
 FunctionPtr Function::make(Fields f) {
   const std::string where = "function '" + f.name + "'";
   if (!f.return_type) fail(ErrorKind::kVerify, where + " has no return type");
@@ -88,6 +118,7 @@ FunctionPtr Function::make(Fields f) {
   }
   if (f.body && !f.variants.empty())
     fail(ErrorKind::kVerify, where + ": a real body combined with variants is invalid");
+  check_inplace(f, where);
   auto type = CallableType::make(std::move(param_types), f.return_type);
   return std::make_shared<const Function>(std::move(f), std::move(type));
 }

@@ -165,10 +165,17 @@ class Function final : public Expr {
     std::vector<FunctionPtr> variants;
     std::string label;  // display label of a variant; non-canonical
     Span span;
+    // In-place results: for each tensor leaf of the return type (in order),
+    // the index of the parameter whose buffer receives it, or -1 for a
+    // fresh result. Empty: every result is fresh. The function stays a pure
+    // value: this says where the caller's copy of the result lives.
+    std::vector<int64_t> inplace = {};
   };
   // Checks the shape invariants that hold at every stage of authoring:
   // params are distinct non-null Vars, a return type exists, a variant has a
-  // body and no variants of its own. (Sealing checks the rest.)
+  // body and no variants of its own, and `inplace` pairs results with
+  // parameters of exactly their type, each parameter at most once.
+  // (Sealing checks the rest.)
   static FunctionPtr make(Fields fields);
 
   const std::string& name() const { return f_.name; }
@@ -178,6 +185,9 @@ class Function final : public Expr {
   const std::vector<DimVarRangePat>& specializations() const { return f_.specializations; }
   const std::vector<FunctionPtr>& variants() const { return f_.variants; }
   const std::string& label() const { return f_.label; }
+  const std::vector<int64_t>& inplace() const { return f_.inplace; }
+  // The parameter result `leaf` is written into, or -1.
+  int64_t inplace_param(size_t leaf) const { return leaf < f_.inplace.size() ? f_.inplace[leaf] : -1; }
   const CallableType& callable_type() const { return static_cast<const CallableType&>(*type()); }
 
   bool is_prototype() const { return !f_.variants.empty(); }

@@ -29,6 +29,7 @@ class EqualChecker {
     if (a.name() != b.name() || a.params().size() != b.params().size()) return false;
     if (!type_equal(a.return_type(), b.return_type())) return false;
     if (!(a.specializations() == b.specializations())) return false;
+    if (a.inplace() != b.inplace()) return false;
     for (size_t i = 0; i < a.params().size(); ++i)
       if (!bind(a.params()[i], b.params()[i])) return false;
     if (!eq(a.body(), b.body())) return false;

@@ -116,7 +116,7 @@ ExprPtr ExprMutator::mutate_function(const FunctionPtr& f) {
   }
   if (!changed) return f;
   Function::Fields fields{f->name(), f->params(), body, f->return_type(), f->specializations(),
-                          std::move(variants), f->label(), f->span()};
+                          std::move(variants), f->label(), f->span(), f->inplace()};
   return Function::make(std::move(fields));
 }
 

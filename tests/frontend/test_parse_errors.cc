@@ -267,5 +267,28 @@ TEST(ParseError, ExpressionStatement) {
   expect_error(fn("    x + y\n    return x\n"), ErrorKind::kParse, 3, 5, {"has no effect"});
 }
 
+// @func(inplace=...): each mistake located at the argument at fault.
+TEST(ParseError, InPlaceAnnotation) {
+  const std::string sig = "def f(cache: Tensor[(4, 8), f32], new: Tensor[(1, 8), f32]) -> Tensor[(4, 8), f32]:\n"
+                          "    return insert_slice(cache, new, (0, 0))\n";
+  expect_error("@func(inplace=\"cahce\")\n" + sig, ErrorKind::kParse, 1, 15,
+               {"inplace= names 'cahce', which is not a parameter; did you mean 'cache'?"});
+  expect_error("@func(donate=\"cache\")\n" + sig, ErrorKind::kParse, 1, 7, {"unknown @func argument 'donate'"});
+  expect_error("@func(\"cache\")\n" + sig, ErrorKind::kParse, 1, 7, {"@func takes keyword arguments only"});
+  expect_error("@func(inplace=3)\n" + sig, ErrorKind::kParse, 1, 15, {"inplace= takes a parameter name"});
+  expect_error("@func(inplace=(\"cache\", None))\n" + sig, ErrorKind::kParse, 1, 15,
+               {"inplace= has 2 entries, but the function returns 1 results"});
+  // The buffer receives the result as it is: the types must be the same.
+  expect_error("@func(inplace=\"new\")\n" + sig, ErrorKind::kType, 2, 5,
+               {"result 0 (Tensor[(4, 8), f32]) is written in place of parameter 'new' (Tensor[(1, 8), f32]), "
+                "which needs the same type"});
+  const std::string two = "def g(a: Tensor[(4,), f32]) -> tuple[Tensor[(4,), f32], Tensor[(4,), f32]]:\n"
+                          "    return a + 1.0, a * 2.0\n";
+  expect_error("@func(inplace=\"a\")\n" + two, ErrorKind::kParse, 1, 15,
+               {"inplace=\"a\" names one result, but the function returns 2"});
+  expect_error("@func(inplace=(\"a\", \"a\"))\n" + two, ErrorKind::kType, 2, 5,
+               {"parameter 'a' receives two results in place"});
+}
+
 }  // namespace
 }  // namespace tf::frontend

@@ -235,5 +235,27 @@ TEST(RoundTrip, HandBuiltModule) {
   EXPECT_TRUE(contains(print_module(*m), "t0 = x + x")) << print_module(*m);
 }
 
+// @func(inplace=...) prints as written (a one-result function's name alone,
+// a tuple with None for a fresh result), and reparses to the same pairing.
+TEST(Printer, InPlaceResultsRoundTrip) {
+  auto m = parse_rt(std::string(kHeader) +
+                    "@func(inplace=\"c\")\n"
+                    "def one(c: Tensor[(N, 8), f32], u: Tensor[(1, 8), f32], o: Tensor[(), i32]) -> Tensor[(N, 8), f32]:\n"
+                    "    return insert_slice(c, u, (o, 0))\n\n"
+                    "@func(inplace=(None, \"b\"))\n"
+                    "def two(a: Tensor[(N, 8), f32], b: Tensor[(N, 8), f32]) -> tuple[Tensor[(N, 8), f32], Tensor[(N, 8), f32]]:\n"
+                    "    return a + b, a * b\n");
+  const std::string text = print_module(*m);
+  EXPECT_TRUE(contains(text, "@func(inplace=\"c\")\ndef one(")) << text;
+  EXPECT_TRUE(contains(text, "@func(inplace=(None, \"b\"))\ndef two(")) << text;
+  EXPECT_EQ(m->lookup("one")->inplace(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(m->lookup("two")->inplace(), (std::vector<int64_t>{-1, 1}));
+  // All None is no in-place result at all: plain @func.
+  auto plain = parse_rt(std::string(kHeader) +
+                        "@func(inplace=(None,))\ndef f(a: Tensor[(N, 8), f32]) -> tuple[Tensor[(N, 8), f32]]:\n"
+                        "    return (a * 2.0,)\n");
+  EXPECT_TRUE(plain->lookup("f")->inplace().empty());
+}
+
 }  // namespace
 }  // namespace tf::frontend
