@@ -37,6 +37,7 @@ Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<E
       p.slots = entry.slots;
       p.body = cpu::print_entry(entry);
       p.may_fail = entry.may_fail;
+      p.prechecks = !entry.prechecks.empty();
       p.scalars = entry.run_time_scalars;
       p.tir = to_string(entry);
       return p;

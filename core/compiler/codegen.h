@@ -39,6 +39,7 @@ struct Program {
   std::vector<Slot> slots;  // inputs, then outputs, then temporaries
   std::string body;         // defines extern "C" int TF_ENTRY(...)
   bool may_fail = false;    // the entry can return a nonzero code after writing an output
+  bool prechecks = false;   // the entry can return a nonzero code before writing anything
   // Resolved by the host per call and appended to SH after every slot's
   // shape; the entry reads them as RS[i] (scalars.h).
   std::vector<RuntimeScalar> scalars;
@@ -64,6 +65,8 @@ constexpr int kErrGatherIndex = 8;
 constexpr int kErrTopKCount = 9;
 // ShapeExtract: index outside the shape value; rt->info = {index, length}.
 constexpr int kErrShapeIndex = 10;
+// CacheScatter: a batch row's window outside the cache; rt->info = {b, pos, n, len}.
+constexpr int kErrScatterWindow = 11;
 // rt->info holds this many values.
 constexpr int kInfoSize = 4;
 

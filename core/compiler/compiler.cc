@@ -52,6 +52,7 @@ static_assert(kErrDivByZero == tf_err_div_by_zero, "codegen.h and scalar_numeric
     case kErrGatherIndex: message = runtime::gather_index_message(info[0], info[1], info[2]); break;
     case kErrTopKCount: message = runtime::topk_count_message(info[0], info[1], info[2]); break;
     case kErrShapeIndex: message = runtime::shape_index_message(info[0], info[1]); break;
+    case kErrScatterWindow: message = runtime::cache_scatter_message(info[0], info[1], info[2], info[3]); break;
     default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
   }
   ir::fail(ir::ErrorKind::kRuntime, message);
@@ -126,7 +127,7 @@ bool any_may_fail(const std::vector<std::shared_ptr<const CompiledFunction>>& vs
 // An owned copy of a prototype's node (compile() receives a reference).
 ir::FunctionPtr own(const ir::Function& fn) {
   ir::Function::Fields f{fn.name(), fn.params(), fn.body(), fn.return_type(), fn.specializations(),
-                         fn.variants(), fn.label(), fn.span()};
+                         fn.variants(), fn.label(), fn.span(), fn.inplace()};
   return std::make_shared<const ir::Function>(std::move(f), fn.type());
 }
 

@@ -217,6 +217,9 @@ class Builder {
       s.types.push_back(tensor_of(r->type()));
     }
     Program p = generate_segment(inputs, roots);
+    // A segment runs after others (an earlier iteration, the loop before
+    // it) wrote the outputs: a precheck of its own fails after writing.
+    p.may_fail = p.may_fail || p.prechecks;
     s.kernel = compile_(p, name_ + ".seg" + std::to_string(count_++));
     return s;
   }

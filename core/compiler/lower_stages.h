@@ -48,11 +48,16 @@ LoweredStage lower_slice(const EntryVars& e, size_t out, size_t x, const ops::Sl
 
 // ---- lower_insert.cc
 // offsets: one i64 value per axis (a literal or a scalar slot's value).
+// hoist: the offsets read only parameters and literals, so the window checks
+// are a precheck.
 LoweredStage lower_insert_slice(const EntryVars& e, size_t out, size_t dst, size_t update,
-                                const std::vector<tir::ExprPtr>& offsets);
-// pos, count: CacheUpdate's cur_pos and s as i64 values.
+                                const std::vector<tir::ExprPtr>& offsets, bool hoist);
+// pos, count: CacheUpdate's cur_pos and s as i64 values; hoist as above.
 LoweredStage lower_cache_update(const EntryVars& e, size_t out, size_t cache, size_t update, const tir::ExprPtr& pos,
-                                const tir::ExprPtr& count);
+                                const tir::ExprPtr& count, bool hoist);
+// cache[b, pos[b]:] = new[b] per batch row; the checks are a precheck when
+// pos is a parameter.
+LoweredStage lower_cache_scatter(const EntryVars& e, size_t out, size_t cache, size_t update, size_t pos);
 
 // ---- lower_rope.cc
 // in: q, k, cos, sin, positions; out: q_rot, k_rot.

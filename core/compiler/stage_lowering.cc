@@ -62,17 +62,18 @@ StageNeeds matmul_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& opera
   return all_in_memory(c, operands);
 }
 // InsertSlice (dst, update, offsets...) / CacheUpdate (cache, cur_pos, s,
-// new): the tensors from memory, the integer scalars as values; the window
-// / position checks can fail.
+// new) / CacheScatter (cache, new, pos): the tensors from memory, the integer
+// scalars as values. The window / position checks can fail; whether after
+// other stages wrote, the lowering says (a check of parameters is a
+// precheck).
 StageNeeds insert_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
-  if (tensor_type(c).rank() > 16) unsupported("an InsertSlice / CacheUpdate of rank > 16");
-  const bool cache = c.op()->name() == "CacheUpdate";
-  for (size_t i = 0; i < operands.size(); ++i)
-    if ((cache ? (i == 0 || i == 3) : i < 2) && operands[i]->kind() == ir::ExprKind::kConstant)
-      unsupported(name_of(c) + " of a constant tensor");
-  StageNeeds n = memory_but_literals(operands);
-  n.may_fail = true;
-  return n;
+  if (tensor_type(c).rank() > 16) unsupported("an InsertSlice / CacheUpdate / CacheScatter of rank > 16");
+  const std::string_view op = c.op()->name();
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const bool tensor = op == "CacheUpdate" ? (i == 0 || i == 3) : op == "CacheScatter" || i < 2;
+    if (tensor && operands[i]->kind() == ir::ExprKind::kConstant) unsupported(name_of(c) + " of a constant tensor");
+  }
+  return memory_but_literals(operands);
 }
 // ShapeCompose's dims may be literals.
 StageNeeds shape_compose_needs(const ir::Call&, const std::vector<ir::ExprPtr>& operands) {
@@ -106,6 +107,18 @@ LoweredStage slice(const EntryVars& e, const StageCall& c) {
   return lower_slice(e, c.results[0], c.slots[0], op_of<ops::Slice>(c));
 }
 
+// Whether operands [first, last) are literals or parameters: checks of them
+// alone can be a precheck.
+bool reads_only_inputs(const EntryVars& e, const StageCall& c, size_t first, size_t last) {
+  size_t slot = 0;
+  for (size_t i = 0; i < c.operands.size(); ++i) {
+    if (c.operands[i]->kind() == ir::ExprKind::kConstant) continue;
+    if (i >= first && i < last && !e.is_input(c.slots.at(slot))) return false;
+    ++slot;
+  }
+  return true;
+}
+
 // dst, update, then one offset per axis: a literal of the op's (typed
 // literal offsets) or an operand.
 LoweredStage insert_slice(const EntryVars& e, const StageCall& c) {
@@ -117,12 +130,16 @@ LoweredStage insert_slice(const EntryVars& e, const StageCall& c) {
     else if (2 + a < c.operands.size()) offsets.push_back(c.int_value(c.operands[2 + a]));
     else unsupported("InsertSlice offsets of this form");
   }
-  return lower_insert_slice(e, c.results[0], c.slots.at(0), c.slots.at(1), offsets);
+  return lower_insert_slice(e, c.results[0], c.slots.at(0), c.slots.at(1), offsets,
+                            reads_only_inputs(e, c, 2, c.operands.size()));
 }
 // cache, cur_pos, s, new: cur_pos and s may be literals (no slot).
 LoweredStage cache_update(const EntryVars& e, const StageCall& c) {
   return lower_cache_update(e, c.results[0], c.slots.at(0), c.slots.back(), c.int_value(c.operands[1]),
-                            c.int_value(c.operands[2]));
+                            c.int_value(c.operands[2]), reads_only_inputs(e, c, 1, 3));
+}
+LoweredStage cache_scatter(const EntryVars& e, const StageCall& c) {
+  return lower_cache_scatter(e, c.results[0], c.slots.at(0), c.slots.at(1), c.slots.at(2));
 }
 LoweredStage rope(const EntryVars& e, const StageCall& c) {
   return lower_rope(e, {c.slots[0], c.slots[1], c.slots[2], c.slots[3], c.slots[4]}, {c.results[0], c.results[1]});
@@ -181,6 +198,7 @@ ops::OpPartTable<StageLowering>& table() {
     p->add("Slice", {slice, in_memory_needs});
     p->add("InsertSlice", {insert_slice, insert_needs, /*in_place=*/true});
     p->add("CacheUpdate", {cache_update, insert_needs, /*in_place=*/true});
+    p->add("CacheScatter", {cache_scatter, insert_needs, /*in_place=*/true});
     p->add("RoPE", {rope, in_memory_needs});
     p->add("Gather", {gather, in_memory_needs});
     p->add("TopK", {topk, in_memory_needs});

@@ -31,6 +31,11 @@ std::string cache_end_message(int64_t cur_pos, int64_t s, int64_t cache_len) {
          str(cache_len) + ")";
 }
 
+std::string cache_scatter_message(int64_t b, int64_t pos, int64_t n, int64_t cache_len) {
+  return "'cache_scatter': pos[" + str(b) + "] = " + str(pos) + " puts the window [" + str(pos) + ", " + str(pos + n) +
+         ") outside the cache's len (" + str(cache_len) + ")";
+}
+
 std::string gather_index_message(int64_t index, int64_t axis, int64_t extent) {
   return "'gather': index " + str(index) + " is out of range for axis " + str(axis) + " of extent " + str(extent);
 }

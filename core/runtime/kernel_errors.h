@@ -23,6 +23,8 @@ std::string insert_window_message(int64_t begin, int64_t end, int64_t axis, int6
 std::string cache_pos_message(int64_t cur_pos);
 std::string cache_count_message(int64_t new_len, int64_t s);
 std::string cache_end_message(int64_t cur_pos, int64_t s, int64_t cache_len);
+// CacheScatter: batch row b's window [pos, pos + n) is outside [0, cache_len).
+std::string cache_scatter_message(int64_t b, int64_t pos, int64_t n, int64_t cache_len);
 // Gather: an index outside [0, extent) on `axis`.
 std::string gather_index_message(int64_t index, int64_t axis, int64_t extent);
 // TopK: k outside [0, len] on `axis`.

@@ -421,6 +421,15 @@ const std::map<std::string, std::function<void()>>& cases() {
                          [](const Args& a) { return Outs{call(mk<ops::CacheUpdate>(), {a[0], a[1], a[2], a[3]})}; }});
          check_op("CacheUpdate", ps);
        }},
+      {"CacheScatter",
+       [] {
+         std::vector<Piece> ps;
+         for (DType d : kAll)
+           ps.push_back({{random_any(d, {3, 8, 2}, rng()), random_any(d, {3, 2, 2}, rng()),
+                          int_array(DType::kI32, {3}, [](int64_t i) { return (i * 3) % 7; })},
+                         [](const Args& a) { return Outs{call(mk<ops::CacheScatter>(), {a[0], a[1], a[2]})}; }});
+         check_op("CacheScatter", ps);
+       }},
       {"TopK",
        [] {
          std::vector<Piece> ps;

@@ -207,7 +207,7 @@ class ProgramGenerator {
   }
 
   ir::ExprPtr random_op() {
-    switch (pick(36)) {
+    switch (pick(37)) {
       case 0: case 1: case 2: return random_binary();
       case 3: return random_unary();
       case 4: return call<ops::Silu>({any()});
@@ -277,6 +277,7 @@ class ProgramGenerator {
         ir::ExprPtr base = binary(unary(any(), UnaryKind::kAbs), ir::Constant::make_float(0.5, dt_), BinaryKind::kAdd);
         return binary(base, pick(2) ? constant() : any(), BinaryKind::kPow);
       }
+      case 35: return cache_scatter();
       case 34: {  // the bits through the integer type of the same width and back
         const DType bits = dt_ == DType::kF32 ? DType::kI32 : DType::kI64;
         return call<ops::Bitcast>({call<ops::Bitcast>({any()}, bits)}, dt_);
@@ -687,6 +688,23 @@ class ProgramGenerator {
     ir::ExprPtr y = reshape(call<ops::CacheUpdate>({cache, cast(pos, DType::kI32), cast(s, DType::kI32), update}),
                             ir::Shape{len, d_});
     return doubled ? row_half(y) : y;
+  }
+
+  // cache_scatter into an (N, D) value read as N rows of D positions: one
+  // value per row (a row statistic, (N, 1)) at position min(i, D - 1) of row
+  // i, or a (N, D) update at 0; positions i32 or i64.
+  ir::ExprPtr cache_scatter() {
+    const DType it = index_dtype();
+    ir::ExprPtr cache = nd_destination();
+    if (pick(2)) {
+      ir::ExprPtr zero = binary(call<ops::Arange>({}, n_, 0.0, 1.0, DType::kI64), int_constant(0, DType::kI64),
+                                BinaryKind::kMul);
+      return call<ops::CacheScatter>({cache, nd(), as_index(zero, it)});
+    }
+    ir::ExprPtr update = reduce(nd(), {1}, true, kReduceKinds[pick(4)]);
+    ir::ExprPtr last = binary(dim_d(), int_constant(1, DType::kI64), BinaryKind::kSub);
+    ir::ExprPtr pos = binary(call<ops::Arange>({}, n_, 0.0, 1.0, DType::kI64), last, BinaryKind::kMinimum);
+    return call<ops::CacheScatter>({cache, update, as_index(pos, it)});
   }
 
   // ---- RoPE ---------------------------------------------------------------------

@@ -58,6 +58,9 @@ TypePtr insert_slice(ExprPtr dst, ExprPtr up, ExprPtr offsets) {
 TypePtr cache_update(ExprPtr cache, ExprPtr pos, ExprPtr s, ExprPtr nw) {
   return infer(std::make_shared<CacheUpdate>(), {std::move(cache), std::move(pos), std::move(s), std::move(nw)});
 }
+TypePtr cache_scatter(ExprPtr cache, ExprPtr nw, ExprPtr pos) {
+  return infer(std::make_shared<CacheScatter>(), {std::move(cache), std::move(nw), std::move(pos)});
+}
 TypePtr topk(ExprPtr x, ShapeDim k, int64_t axis = -1) {
   return infer(std::make_shared<TopK>(std::move(k), axis, true, true), {std::move(x)});
 }
@@ -521,4 +524,38 @@ TEST(HirConformance, Arange_HasTheShapeOfItsCountAndADtype) {
   expect_type_error([] {
     infer(std::make_shared<Arange>(ShapeDim(4), 0.0, std::numeric_limits<double>::infinity(), DType::kF32), {});
   }, {"must be finite"});
+}
+
+// ---- CacheScatter (an extension: one position per batch row) ------------------
+
+TEST(Extension, CacheScatter_KeepsTheCacheTypeOfAnyRankFromTwo) {
+  EXPECT_EQ(str(cache_scatter(param("c", {N, 16, 4, 8}), param("n", {N, 1, 4, 8}), i32s("p", {N}))),
+            "Tensor[(N, 16, 4, 8), f32]");
+  EXPECT_EQ(str(cache_scatter(param("c", {3, CTX}, DType::kBF16), param("n", {3, 2}, DType::kBF16),
+                              param("p", {3}, DType::kI64))),
+            "Tensor[(3, CTX), bf16]");
+  expect_type_error([] { cache_scatter(param("c", {16}), param("n", {1}), i32s("p", {1})); },
+                    {"'cache_scatter' operand #0 (cache)", "of rank >= 2"});
+  expect_type_error([] { cache_scatter(param("c", {2, 16, 4}), param("n", {2, 1}), i32s("p", {2})); },
+                    {"'cache_scatter' operand #1 (new)", "of cache's rank (3)"});
+}
+
+TEST(Extension, CacheScatter_NewMatchesTheCacheButOnLen) {
+  expect_type_error([] { cache_scatter(param("c", {2, 16, 4}), param("n", {2, 1, 4}, DType::kF16), i32s("p", {2})); },
+                    {"'cache_scatter' operand #1 (new)", "of cache's dtype (f32)"});
+  expect_type_error([] { cache_scatter(param("c", {2, 16, 4}), param("n", {3, 1, 4}), i32s("p", {2})); },
+                    {"'cache_scatter' operand #1 (new)", "equal to cache on axis 0 (2)"});
+  expect_type_error([] { cache_scatter(param("c", {2, 16, 4}), param("n", {2, 1, 5}), i32s("p", {2})); },
+                    {"'cache_scatter' operand #1 (new)", "equal to cache on axis 2 (4)"});
+  expect_type_error([] { cache_scatter(param("c", {2, 16, 4}), param("n", {2, 17, 4}), i32s("p", {2})); },
+                    {"'cache_scatter' operand #1 (new)", "no longer than cache on len (16)"});
+}
+
+TEST(Extension, CacheScatter_PositionsAreOnePerBatchRowOfI32OrI64) {
+  const char* want = "a rank-1 i32 / i64 tensor of one position per batch row [2]";
+  expect_type_error([] { cache_scatter(param("c", {2, 16}), param("n", {2, 1}), i32s("p", {})); }, {want});
+  expect_type_error([] { cache_scatter(param("c", {2, 16}), param("n", {2, 1}), i32s("p", {3})); }, {want});
+  expect_type_error([] { cache_scatter(param("c", {2, 16}), param("n", {2, 1}), param("p", {2}, DType::kU8)); },
+                    {"'cache_scatter' operand #2 (pos)", want});
+  expect_type_error([] { cache_scatter(param("c", {2, 16}), param("n", {2, 1}), param("p", {2})); }, {want});
 }

@@ -737,6 +737,34 @@ void cache_update_cases() {
     }
 }
 
+// torch's per-row write: index_copy_ of every new row into the flattened
+// [B * len, ...] cache at b * len + pos[b] + j.
+void cache_scatter_cases() {
+  for (DType d : kAll)
+    for (int rep = 0; rep < 3; ++rep) {
+      int64_t B = pick({1, 3}), L = pick({1, 4, 6}), H = pick({1, 2});
+      int64_t S = std::uniform_int_distribution<int64_t>(1, L)(rng());
+      const bool rank2 = coin();
+      std::vector<int64_t> cs{B, L}, ns{B, S};
+      if (!rank2) cs.push_back(H), ns.push_back(H);
+      at::Tensor cache = make_input(cs, d, random_layout()), nw = make_input(ns, d, random_layout());
+      const bool wide = coin();
+      at::Tensor pos = torch::empty({B}, at::TensorOptions().dtype(wide ? at::kLong : at::kInt));
+      std::vector<int64_t> rows;
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t p = std::uniform_int_distribution<int64_t>(0, L - S)(rng());
+        pos[b] = p;
+        for (int64_t j = 0; j < S; ++j) rows.push_back(b * L + p + j);
+      }
+      std::vector<int64_t> flat_c{B * L}, flat_n{B * S};
+      if (!rank2) flat_c.push_back(H), flat_n.push_back(H);
+      at::Tensor want = cache.contiguous().clone();
+      want.view(flat_c).index_copy_(0, torch::tensor(rows, at::TensorOptions().dtype(at::kLong)),
+                                    nw.contiguous().view(flat_n));
+      check(std::make_shared<tf::ops::CacheScatter>(), {cache, nw, pos}, want, true);
+    }
+}
+
 void topk_cases() {
   for (DType d : kAll) {
     if (d == DType::kBool) continue;
@@ -935,7 +963,7 @@ const std::map<std::string, std::function<void()>>& cases() {
       {"RMSNorm", rms_norm_cases},
       {"Reshard", reshard_cases},     {"Local", local_cases},
       {"Gather", gather_cases},       {"InsertSlice", insert_slice_cases},
-      {"CacheUpdate", cache_update_cases}, {"TopK", topk_cases},
+      {"CacheUpdate", cache_update_cases}, {"CacheScatter", cache_scatter_cases}, {"TopK", topk_cases},
       {"Concat", [] { concat_stack_cases(false); }}, {"Stack", [] { concat_stack_cases(true); }},
       {"ShapeOf", shape_cases},       {"Rank", shape_cases},
       {"ShapeExtract", shape_extract_cases}, {"ShapeCompose", shape_compose_cases},

@@ -107,6 +107,31 @@ NDArray cache_update_kernel(const KernelArgs& args) {
   return out;
 }
 
+// Every row's window is checked before anything is written, the first bad
+// row reported (the native stage's order).
+NDArray cache_scatter_kernel(const KernelArgs& args) {
+  const NDArray& cache = args.inputs[0];
+  const NDArray& new_ = args.inputs[1];
+  const NDArray& pos = args.inputs[2];
+  const int64_t rows = cache.shape()[0], len = cache.shape()[1], n = new_.shape()[1];
+  std::vector<int64_t> start(cache.ndim(), 0);
+  std::vector<int64_t> at(static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b) {
+    const int64_t p = int_at(pos, {b});
+    if (p < 0 || p + n > len) ir::fail(ir::ErrorKind::kRuntime, runtime::cache_scatter_message(b, p, n, len));
+    at[static_cast<size_t>(b)] = p;
+  }
+  NDArray out = contiguous_copy(cache);
+  std::vector<int64_t> row_shape = new_.shape();
+  row_shape[0] = 1;
+  for (int64_t b = 0; b < rows; ++b) {
+    start[0] = b;
+    start[1] = at[static_cast<size_t>(b)];
+    write_window(out, NDArray::view(new_, row_shape, new_.strides(), b * new_.strides()[0]), start);
+  }
+  return out;
+}
+
 // torch.topk order (tf_topk_greater, shared with generated code): NaN is
 // greater than every number; among equal values the lower index comes first
 // (a stable sort).
@@ -159,6 +184,7 @@ void register_indexing_kernels(KernelTable& t) {
   t.add("Gather", gather_kernel);
   t.add("InsertSlice", insert_slice_kernel);
   t.add("CacheUpdate", cache_update_kernel);
+  t.add("CacheScatter", cache_scatter_kernel);
   t.add_tuple("TopK", topk_kernel);
 }
 

@@ -665,6 +665,10 @@ ir::TypePtr rule_cache_update(const ir::Op&, const TypeCtx& ctx, const ir::TypeP
   return write_rule(ctx, r, 3, "cache");
 }
 
+ir::TypePtr rule_cache_scatter(const ir::Op&, const TypeCtx& ctx, const ir::TypePtr& r) {
+  return write_rule(ctx, r, 1, "cache");
+}
+
 // ---- RoPE / Conv2D -----------------------------------------------------------
 
 // RoPE(q, k, cos, sin, pos): each branch keeps its input's layout; one
@@ -766,6 +770,7 @@ const ShardRuleFn topk = rule_topk;
 const ShardRuleFn reshape = rule_reshape;
 const ShardRuleFn insert_slice = rule_insert_slice;
 const ShardRuleFn cache_update = rule_cache_update;
+const ShardRuleFn cache_scatter = rule_cache_scatter;
 const ShardRuleFn rope = rule_rope;
 const ShardRuleFn conv2d = rule_conv2d;
 }  // namespace shard_rules

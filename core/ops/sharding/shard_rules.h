@@ -34,6 +34,7 @@ extern const ShardRuleFn topk;
 extern const ShardRuleFn reshape;       // a view over the layout positions, or one Split-divide
 extern const ShardRuleFn insert_slice;
 extern const ShardRuleFn cache_update;
+extern const ShardRuleFn cache_scatter;
 extern const ShardRuleFn rope;
 extern const ShardRuleFn conv2d;
 }  // namespace shard_rules

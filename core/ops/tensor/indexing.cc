@@ -97,6 +97,34 @@ ir::TypePtr infer_cache_update(const ir::Op&, TypeCtx& ctx) {
   return ir::TensorType::make(cache.shape(), cache.dtype(), nullptr, cache.storage());
 }
 
+// cache [B, len, ...], new [B, n, ...] (the same trailing extents and dtype),
+// pos [B] of i32 / i64. Rank 2 and up: a KV cache's [B, len, heads, dim] and
+// a flat [B, len] both qualify.
+ir::TypePtr infer_cache_scatter(const ir::Op&, TypeCtx& ctx) {
+  const ir::TensorType& cache = ctx.tensor(0);
+  const ir::TensorType& new_ = ctx.tensor(1);
+  const ir::TensorType& pos = ctx.tensor(2);
+  require_unsharded(ctx, 0, cache);
+  require_unsharded(ctx, 1, new_);
+  require_unsharded(ctx, 2, pos);
+  if (cache.rank() < 2) ctx.operand_error(0, "of rank >= 2 [B, len, ...]");
+  if (new_.rank() != cache.rank())
+    ctx.operand_error(1, "of cache's rank (" + str(static_cast<int64_t>(cache.rank())) + ")");
+  if (new_.dtype() != cache.dtype())
+    ctx.operand_error(1, "of cache's dtype (" + std::string(ir::dtype_name(cache.dtype())) + ")");
+  for (size_t a = 0; a < cache.rank(); ++a)
+    if (a != 1 && !known_equal(cache.shape()[a], new_.shape()[a]))
+      ctx.operand_error(1, "equal to cache on axis " + str(static_cast<int64_t>(a)) + " (" +
+                               cache.shape()[a].to_string() + ")");
+  const ir::ShapeDim &cl = cache.shape()[1], &nl = new_.shape()[1];
+  if (cl.is_static() && nl.is_static() && nl.value() > cl.value())
+    ctx.operand_error(1, "no longer than cache on len (" + cl.to_string() + ")");
+  if (pos.rank() != 1 || (pos.dtype() != ir::DType::kI32 && pos.dtype() != ir::DType::kI64) ||
+      !known_equal(pos.shape()[0], cache.shape()[0]))
+    ctx.operand_error(2, "a rank-1 i32 / i64 tensor of one position per batch row [" + cache.shape()[0].to_string() + "]");
+  return ir::TensorType::make(cache.shape(), cache.dtype(), nullptr, cache.storage());
+}
+
 // Rationale (TopK's k bound): k's upper bound is checked only when it composes
 // statically (ShapeDim::upper_bound); otherwise the check fails open.
 ir::TypePtr infer_topk(const ir::Op& op, TypeCtx& ctx) {
@@ -203,6 +231,18 @@ OpInfo cache_update_def() {
   return d;
 }
 
+OpInfo cache_scatter_def() {
+  OpInfo d;
+  d.name = "CacheScatter";
+  d.summary = "Write new[b] into cache[b] at pos[b], one position per batch row";
+  d.operands = {"cache", "new", "pos"};
+  d.surfaces = {{"cache_scatter", {tensor_param("cache"), tensor_param("new"), tensor_param("pos")},
+                 [](const Attrs&) -> ir::OpPtr { return std::make_shared<CacheScatter>(); }}};
+  d.typeinfer = infer_cache_scatter;
+  d.shard = ShardSpec::rule(shard_rules::cache_scatter);
+  return d;
+}
+
 OpInfo topk_def() {
   OpInfo d;
   d.name = "TopK";
@@ -228,6 +268,7 @@ void register_indexing_ops(Registry& r) {
   r.add(gather_def());
   r.add(insert_slice_def());
   r.add(cache_update_def());
+  r.add(cache_scatter_def());
   r.add(topk_def());
 }
 

@@ -135,6 +135,15 @@ struct CacheUpdate final : ir::Op {
   std::vector<ir::Attr> attrs() const override { return {}; }
 };
 
+// Operands (cache, new, pos): cache_update with one position per batch row,
+// cache[b, pos[b] : pos[b] + new.len] = new[b] (an extension beyond the HIR
+// catalog: a paged / per-sequence KV cache's write).
+struct CacheScatter final : ir::Op {
+  std::string_view name() const override { return "CacheScatter"; }
+  std::string surface_name() const override { return "cache_scatter"; }
+  std::vector<ir::Attr> attrs() const override { return {}; }
+};
+
 // ---- Bits and creation (typeinfer in bits.cc) -----------------------------------
 
 // The same bits read as another dtype of the same width (torch's
