@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "capi/aot.h"
+#include "core/compiler/in_place.h"
 #include "core/eval/evaluator.h"
 #include "core/eval/virtual_mesh.h"
 #include "core/frontend/suggest.h"
@@ -88,6 +89,7 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
   auto k = std::make_shared<Kernel>(std::move(m), f, runs,
                                     param_types(*f), result_types(*f));
   k->native_ = std::move(native);
+  k->native_in_place_ = k->native_ && compiler::writes_all_in_place(*f);
   k->fallback_reason_ = std::move(reason);
   return k;
 }
@@ -97,6 +99,7 @@ std::shared_ptr<const Kernel> Kernel::with_native(ir::ModulePtr m, const std::st
   auto k = std::const_pointer_cast<Kernel>(compile(std::move(m), fn, TF_BACKEND_EVALUATOR));
   if (native) {
     k->native_ = std::move(native);
+    k->native_in_place_ = compiler::writes_all_in_place(k->function());
     k->backend_ = TF_BACKEND_NATIVE;
   } else {
     k->fallback_reason_ = "the library has no compiled code for '" + fn + "'";
@@ -149,11 +152,12 @@ bool Kernel::run_into(const std::vector<sema::ArgDesc>& input_descs,
                       const std::vector<runtime::NDArray>& outputs) const {
   // A kernel that can fail at run time computes into fresh arrays, so that a
   // failure leaves the caller's outputs untouched (tf_kernel_run's contract).
-  if (!native_ || native_->may_fail()) return false;
-  for (const runtime::NDArray& o : outputs) {
+  if (!native_ || native_->may_fail() || (has_aliases() && !native_in_place_)) return false;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const runtime::NDArray& o = outputs[j];
     if (!o.is_contiguous()) return false;
-    for (const runtime::NDArray& i : inputs)
-      if (tensors_overlap(o, i)) return false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (static_cast<int64_t>(i) != output_alias(j) && tensors_overlap(o, inputs[i])) return false;
   }
   for (size_t a = 0; a < outputs.size(); ++a)
     for (size_t b = a + 1; b < outputs.size(); ++b)

@@ -40,6 +40,9 @@ class Kernel {
   const ir::TensorType& input_type(size_t i) const { return *inputs_.at(i); }
   const ir::TensorType& output_type(size_t i) const { return *outputs_.at(i); }
   const ir::Function& function() const { return *fn_; }
+  // The input whose buffer receives output i (an in-place result), or -1.
+  int64_t output_alias(size_t i) const { return fn_->inplace_param(i); }
+  bool has_aliases() const { return !fn_->inplace().empty(); }
 
   // Binds concrete inputs against the signature (count, dtype, rank, static
   // extents, DimVar ranges) and returns the outputs' concrete descriptions.
@@ -53,8 +56,9 @@ class Kernel {
 
   // Computes straight into the caller's outputs when the kernel is native,
   // cannot fail at run time, every output is C-contiguous and none overlaps
-  // an input or another output; returns false
-  // (writing nothing) otherwise. `outputs` match output_descs already;
+  // an input (other than the one an in-place output is written in place of)
+  // or another output, and native code writes every in-place output in
+  // place (compiler/in_place.h); returns false (writing nothing) otherwise. `outputs` match output_descs already;
   // input_descs describe `inputs` (as passed to output_descs), so that the
   // hot path does not describe them again.
   bool run_into(const std::vector<sema::ArgDesc>& input_descs,
@@ -98,6 +102,7 @@ class Kernel {
   std::vector<ir::TensorTypePtr> inputs_;   // parameter types, in order
   std::vector<ir::TensorTypePtr> outputs_;  // tensor leaves of the return type
   std::shared_ptr<const compiler::CompiledFunction> native_;  // null: evaluator
+  bool native_in_place_ = false;  // native_ writes every in-place output in place
   std::string fallback_reason_;
 };
 

@@ -86,6 +86,44 @@ void checked_outputs(const Kernel& k, DLTensor* out, size_t n_out, const std::ve
   }
 }
 
+// An in-place output (Kernel::output_alias) must be its input itself: the
+// same elements in the same order (it receives the result the kernel computes
+// from that input). It must share no memory with any other argument, which
+// the kernel reads, or writes, while it writes this one.
+void check_in_place(const char* fn, const Kernel& k, const std::vector<runtime::NDArray>& inputs,
+                    const std::vector<runtime::NDArray>& outputs) {
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const int64_t a = k.output_alias(j);
+    if (a < 0) continue;
+    const size_t i = static_cast<size_t>(a);
+    const runtime::NDArray &o = outputs[j], &in = inputs[i];
+    const std::string param = "input #" + std::to_string(i) + " (" + k.input_name(i) + ")";
+    if (o.data() != in.data() || (num_elements(o.shape()) > 1 && o.strides() != in.strides()))
+      invalid(output_label(fn, j), "is written in place of " + param +
+                                       ", so it must be that tensor itself (the same data, byte_offset and strides)");
+    for (size_t m = 0; m < inputs.size(); ++m)
+      if (m != i && tensors_overlap(o, inputs[m]))
+        invalid(output_label(fn, j), "is written in place of " + param + " and shares memory with input #" +
+                                         std::to_string(m) + " (" + k.input_name(m) +
+                                         "); an in-place tensor must not overlap another argument");
+    for (size_t m = 0; m < outputs.size(); ++m)
+      if (m != j && tensors_overlap(o, outputs[m]))
+        invalid(output_label(fn, j), "is written in place of " + param + " and shares memory with output #" +
+                                         std::to_string(m) + "; an in-place tensor must not overlap another argument");
+  }
+}
+
+// Steps (3) and (4): straight into `outputs` when the kernel can, else into
+// fresh arrays copied over them (an in-place output's copy overwrites its
+// input only after every result is computed).
+void run_to(const Kernel& k, const std::vector<sema::ArgDesc>& in_descs, const std::vector<runtime::NDArray>& inputs,
+            const std::vector<runtime::NDArray>& outputs, const std::vector<sema::ArgDesc>& expected) {
+  if (k.run_into(in_descs, inputs, outputs)) return;  // native writes in place: no temporaries, no copy
+  auto results = k.run(inputs);
+  for (size_t i = 0; i < results.size(); ++i)
+    if (num_elements(expected[i].shape) != 0) results[i].copy_to(outputs[i]);
+}
+
 // Rationale: the evaluator promises fresh arrays; this makes sure that what
 // tf_kernel_call hands over never aliases a borrowed input, whatever it returns.
 runtime::NDArray owned(runtime::NDArray r, const std::vector<runtime::NDArray>& inputs) {
@@ -201,6 +239,19 @@ tf_status tf_kernel_output_desc(tf_kernel k, const DLTensor* in, size_t n_in, si
   TF_C_API_END
 }
 
+tf_status tf_kernel_output_alias(tf_kernel k, size_t i, int64_t* input) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_output_alias";
+  auto kernel = kernel_of(k);
+  require_non_null(input, fn, "input");
+  if (i >= kernel->num_outputs())
+    tf::capi::fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": output index " + std::to_string(i) +
+                                                " out of range ('" + kernel->name() + "' has " +
+                                                std::to_string(kernel->num_outputs()) + " outputs)");
+  *input = kernel->output_alias(i);
+  TF_C_API_END
+}
+
 tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out, size_t n_out) {
   TF_C_API_BEGIN
   const char* fn = "tf_kernel_run";
@@ -216,12 +267,8 @@ tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* 
   s.expected = kernel->output_descs(s.in_descs);
   tf::capi::view_inputs(fn, *kernel, in, n_in, &s.inputs);
   tf::capi::checked_outputs(*kernel, out, n_out, s.expected, &s.got, &s.outputs);
-  if (!kernel->run_into(s.in_descs, s.inputs, s.outputs)) {  // native writes in place: no temporaries, no copy
-    auto results = kernel->run(s.inputs);
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (tf::capi::num_elements(s.expected[i].shape) != 0) results[i].copy_to(s.outputs[i]);
-    }
-  }
+  if (kernel->has_aliases()) tf::capi::check_in_place(fn, *kernel, s.inputs, s.outputs);
+  tf::capi::run_to(*kernel, s.in_descs, s.inputs, s.outputs, s.expected);
   TF_C_API_END
 }
 
@@ -230,14 +277,32 @@ tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in, DLManaged
   TF_C_API_BEGIN
   const char* fn = "tf_kernel_call";
   auto kernel = kernel_of(k);
-  kernel->output_descs(tf::capi::describe_inputs(fn, *kernel, in, n_in, true));
+  const std::vector<tf::sema::ArgDesc> in_descs = tf::capi::describe_inputs(fn, *kernel, in, n_in, true);
+  const std::vector<tf::sema::ArgDesc> expected = kernel->output_descs(in_descs);
   tf::capi::check_array(out, n_out, fn, "out");
   tf::capi::check_count(fn, "outputs", kernel->num_outputs(), n_out, *kernel);
   auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
-  auto results = kernel->run(inputs);
+  std::vector<tf::runtime::NDArray> results;
+  if (kernel->has_aliases()) {
+    // An in-place output is its input, written; the others are fresh.
+    for (size_t j = 0; j < n_out; ++j) {
+      const int64_t a = kernel->output_alias(j);
+      results.push_back(a >= 0 ? inputs[static_cast<size_t>(a)]
+                               : tf::runtime::NDArray::pooled(expected[j].dtype, expected[j].shape));
+    }
+    for (size_t j = 0; j < n_out; ++j)
+      if (kernel->output_alias(j) >= 0)
+        tf::capi::require_no_self_overlap(in[kernel->output_alias(j)], in_descs[kernel->output_alias(j)],
+                                          tf::capi::input_label(fn, *kernel, static_cast<size_t>(kernel->output_alias(j))));
+    tf::capi::check_in_place(fn, *kernel, inputs, results);
+    tf::capi::run_to(*kernel, in_descs, inputs, results, expected);
+  } else {
+    results = kernel->run(inputs);
+  }
   std::vector<tf::capi::ManagedTensorPtr> managed;
-  for (auto& r : results)
-    managed.push_back(tf::capi::to_managed(tf::capi::owned(std::move(r), inputs)));
+  for (size_t j = 0; j < results.size(); ++j)
+    managed.push_back(tf::capi::to_managed(kernel->output_alias(j) >= 0 ? results[j]
+                                                                          : tf::capi::owned(std::move(results[j]), inputs)));
   for (size_t i = 0; i < managed.size(); ++i) out[i] = managed[i].release();
   TF_C_API_END
 }

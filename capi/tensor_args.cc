@@ -28,9 +28,6 @@ const char* device_name(int32_t type) {
   }
 }
 
-[[noreturn]] void invalid(const TensorLabel& what, const std::string& why) {
-  fail(TF_ERR_INVALID_ARGUMENT, what.str() + ": " + why);
-}
 
 void check_device(const DLTensor& t, const TensorLabel& what) {
   if (t.device.device_type == kDLCPU) return;
@@ -233,6 +230,10 @@ static std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) 
 bool tensors_overlap(const runtime::NDArray& a, const runtime::NDArray& b) {
   auto sa = byte_span(a), sb = byte_span(b);
   return sa.first < sb.second && sb.first < sa.second;
+}
+
+void invalid(const TensorLabel& what, const std::string& why) {
+  fail(TF_ERR_INVALID_ARGUMENT, what.str() + ": " + why);
 }
 
 }  // namespace tf::capi

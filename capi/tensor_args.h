@@ -63,6 +63,9 @@ void require_same_desc(const sema::ArgDesc& expected, const sema::ArgDesc& got,
 
 int64_t num_elements(const std::vector<int64_t>& shape);
 
+// TF_ERR_INVALID_ARGUMENT: "<what>: <why>".
+[[noreturn]] void invalid(const TensorLabel& what, const std::string& why);
+
 // True when the byte ranges two arrays' elements can touch intersect. An
 // empty array touches nothing; a non-empty one's reach was bounded by
 // describe_tensor, so the arithmetic cannot overflow.

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 6
+#define TF_VERSION_MINOR 7
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
@@ -155,12 +155,23 @@ TF_API tf_status tf_kernel_input_desc(tf_kernel k, size_t i, DLDataType* dtype, 
 /* dtype, rank and shape of output i for these inputs; shape has TF_MAX_NDIM slots. */
 TF_API tf_status tf_kernel_output_desc(tf_kernel k, const DLTensor* in, size_t n_in, size_t i,
                                        DLDataType* dtype, int32_t* ndim, int64_t* shape);
+/* In-place outputs: *input receives the input whose buffer output i is
+ * written into (the function declared it with @func(inplace=...)), or -1 for
+ * an output of its own. Such an output is passed to tf_kernel_run as that
+ * input's very tensor (same data, byte_offset and strides), and it must share
+ * no memory with any other input or output; either mistake is
+ * TF_ERR_INVALID_ARGUMENT and nothing is written. Since 0.7. */
+TF_API tf_status tf_kernel_output_alias(tf_kernel k, size_t i, int64_t* input);
 /* Runs k on borrowed inputs, writing caller-allocated outputs of the shapes
- * tf_kernel_output_desc gives. On failure no output byte is written. */
+ * tf_kernel_output_desc gives. On failure no output byte is written (an
+ * in-place output's input included). */
 TF_API tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out,
                                size_t n_out);
 /* Like tf_kernel_run but allocates the outputs; the caller owns each *out[i]
- * and calls its deleter. On failure every out[i] is left as it was. */
+ * and calls its deleter. On failure every out[i] is left as it was. An
+ * in-place output is written into its input's memory, and *out[i] is a view
+ * of that memory (its deleter frees the view only), valid while the input's
+ * memory is. */
 TF_API tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in,
                                 DLManagedTensor** out, size_t n_out);
 /* tf_kernel_run over DLPack >= 1.0 tensors, all borrowed: their deleters are

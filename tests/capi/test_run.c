@@ -3,7 +3,7 @@
  * library-allocated outputs; and every run-time error — wrong number of
  * tensors, dtype, rank, static extent, DimVar range, output shape, device,
  * malformed DLTensors, a runtime check — each leaving the caller's output
- * bytes exactly as they were. */
+ * bytes exactly as they were; and in-place outputs. */
 #include <math.h>
 
 #include "tf_test.h"
@@ -17,6 +17,16 @@ static const char* kRuntimeSrc =
     "@func\n"
     "def idiv(a: Tensor[(4,), i32], b: Tensor[(4,), i32]) -> Tensor[(4,), i32]:\n"
     "    return a / b\n";
+
+/* An in-place result beside a fresh one. */
+static const char* kInPlaceSrc =
+    "from tilefoundry.dsl import *\n"
+    "B = DimVar(\"B\", 1, 16)\n"
+    "\n"
+    "@func(inplace=(\"cache\", None))\n"
+    "def append(cache: Tensor[(B, 6), f32], new: Tensor[(B, 1), f32], pos: Tensor[(B,), i32]\n"
+    "           ) -> tuple[Tensor[(B, 6), f32], Tensor[(B, 1), f32]]:\n"
+    "    return cache_scatter(cache, new, pos), new * 2.0\n";
 
 static float x_[ROWS * COLS], w_[COLS];
 static int64_t x_shape[2] = {ROWS, COLS}, w_shape[1] = {COLS};
@@ -317,6 +327,56 @@ static void test_runtime_error(void) {
   tf_module_release(m);
 }
 
+/* An in-place output is passed as its input's own tensor; another buffer,
+ * or one sharing memory with another argument, is refused with nothing
+ * written; tf_kernel_call hands out a view of the input. */
+static void test_in_place(void) {
+  tf_module m = tf_test_parse(kInPlaceSrc);
+  tf_kernel k = tf_test_compile(m, "append");
+  float cache[12], newv[2] = {10.0f, 20.0f}, twice[2], other[12];
+  int32_t pos[2] = {1, 5};
+  int64_t cs[2] = {2, 6}, ns[2] = {2, 1}, ps[1] = {2}, alias = 7;
+  DLDataType f32 = tf_test_dtype(kDLFloat, 32), i32 = tf_test_dtype(kDLInt, 32);
+  DLTensor in[3], out[2];
+  DLManagedTensor* res[2] = {NULL, NULL};
+  int i;
+  if (k == NULL) return;
+  CHECK_OK(tf_kernel_output_alias(k, 0, &alias));
+  CHECK(alias == 0);
+  CHECK_OK(tf_kernel_output_alias(k, 1, &alias));
+  CHECK(alias == -1);
+  CHECK_STATUS(tf_kernel_output_alias(k, 2, &alias), TF_ERR_INVALID_ARGUMENT, "out of range");
+  CHECK_STATUS(tf_kernel_output_alias(k, 0, NULL), TF_ERR_INVALID_ARGUMENT, "input");
+  for (i = 0; i < 12; ++i) cache[i] = (float)i;
+  in[0] = tf_test_tensor(cache, f32, 2, cs);
+  in[1] = tf_test_tensor(newv, f32, 2, ns);
+  in[2] = tf_test_tensor(pos, i32, 1, ps);
+  out[0] = in[0];
+  out[1] = tf_test_tensor(twice, f32, 2, ns);
+  CHECK_OK(tf_kernel_run(k, in, 3, out, 2));
+  for (i = 0; i < 12; ++i) CHECK(cache[i] == (i == 1 ? 10.0f : i == 11 ? 20.0f : (float)i));
+  CHECK(twice[0] == 20.0f && twice[1] == 40.0f);
+  out[0] = tf_test_tensor(other, f32, 2, cs);
+  expect_run_error(k, in, 3, out, 2, TF_ERR_INVALID_ARGUMENT, "must be that tensor itself", 0);
+  out[0] = in[0];
+  in[1] = tf_test_tensor(cache + 3, f32, 2, ns); /* new inside the cache */
+  expect_run_error(k, in, 3, out, 2, TF_ERR_INVALID_ARGUMENT, "shares memory with input #1 (new)", 0);
+  in[1] = tf_test_tensor(newv, f32, 2, ns);
+  pos[1] = 6;
+  expect_run_error(k, in, 3, out, 2, TF_ERR_RUNTIME, "pos[1] = 6", 0);
+  pos[1] = 0;
+  CHECK_OK(tf_kernel_call(k, in, 3, res, 2));
+  if (res[0] != NULL && res[1] != NULL) {
+    CHECK((char*)res[0]->dl_tensor.data + res[0]->dl_tensor.byte_offset == (char*)cache);
+    CHECK(cache[6] == 20.0f && cache[1] == 10.0f);
+    CHECK(((float*)res[1]->dl_tensor.data)[1] == 40.0f);
+    res[0]->deleter(res[0]);
+    res[1]->deleter(res[1]);
+  }
+  tf_kernel_release(k);
+  tf_module_release(m);
+}
+
 int main(void) {
   tf_module m = tf_test_parse(TF_TEST_MODULE_SRC);
   tf_kernel rms = tf_test_compile(m, "rmsnorm");
@@ -327,6 +387,7 @@ int main(void) {
   test_two_outputs(two);
   test_bad_tensors(rms, two);
   test_runtime_error();
+  test_in_place();
   tf_kernel_release(two);
   tf_kernel_release(rms);
   tf_module_release(m);

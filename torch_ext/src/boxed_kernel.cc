@@ -6,6 +6,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "dtype_map.h"
 #include "output_memory.h"
@@ -162,14 +163,16 @@ const KernelRef* make_ref(tf_kernel k, const std::string& op_name) {
     fail_status(op_name, "describing the kernel", s);
   }
   std::vector<DLDataType> in(n_in), out(n_out);
+  std::vector<int64_t> alias(n_out, -1);
   int32_t ndim = 0;
   for (size_t i = 0; i < n_in && s == TF_OK; ++i) s = tf_kernel_input_desc(k, i, &in[i], &ndim);
   for (size_t i = 0; i < n_out && s == TF_OK; ++i) s = tf_kernel_output_type(k, i, &out[i], &ndim);
+  for (size_t i = 0; i < n_out && s == TF_OK; ++i) s = tf_kernel_output_alias(k, i, &alias[i]);
   if (s != TF_OK) {
     tf_kernel_release(k);
     fail_status(op_name, "describing the kernel", s);
   }
-  return new KernelRef{k, n_in, n_out, next_id(), std::move(in), std::move(out)};
+  return new KernelRef{k, n_in, n_out, next_id(), std::move(in), std::move(out), std::move(alias)};
 }
 
 }  // namespace
@@ -227,19 +230,31 @@ DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, co
 
 }  // namespace
 
+// An in-place output is its input's own tensor (tf_kernel_run checks that
+// they match); only the fresh outputs are results.
 void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
-  DLTensors in = view_inputs(op_name_, torch::jit::last(*stack, r.n_in), r);
+  auto args = torch::jit::last(*stack, r.n_in);
+  DLTensors in = view_inputs(op_name_, args, r);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
   const auto& descs = output_descs(op_name_, r.kernel, r.id, r.n_out, in);
   for (size_t i = 0; i < r.n_out; ++i) {
-    outputs.push_back(empty_output(descs[i].shape, descs[i].dtype));
-    out.push_back(dl_view(outputs.back(), r.out_dtypes[i]));
+    const int64_t a = r.alias[i];
+    outputs.push_back(a >= 0 ? args[static_cast<size_t>(a)].toTensor() : empty_output(descs[i].shape, descs[i].dtype));
+    out.push_back(a >= 0 ? in[static_cast<size_t>(a)] : dl_view(outputs.back(), r.out_dtypes[i]));
   }
   tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
+  // Rationale: a mutated input's version counter must move (autograd refuses
+  // a backward through a value saved before the write, as for torch's own
+  // in-place ops). torch bumps the inputs an op returns; these it does not
+  // return, and the Autograd fallback skips ADInplaceOrView, so the kernel
+  // bumps them (a no-op for an inference tensor inside InferenceMode).
+  for (size_t i = 0; i < r.n_out; ++i)
+    if (r.alias[i] >= 0) torch::autograd::impl::bump_version(outputs[i]);
   torch::jit::drop(*stack, r.n_in);
-  for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
+  for (size_t i = 0; i < r.n_out; ++i)
+    if (r.alias[i] < 0) torch::jit::push(*stack, std::move(outputs[i]));
 }
 
 void BoxedKernel::run_out(const KernelRef& r, torch::jit::Stack* stack) {

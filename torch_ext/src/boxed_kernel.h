@@ -6,7 +6,8 @@
 // for the last input dtypes and shapes seen (tf_kernel_run re-checks them).
 // Before each call the kernels' thread count is set to torch's intra-op
 // count (at::get_num_threads). Failures throw c10::Error (RuntimeError in
-// Python) naming the op and the argument.
+// Python) naming the op and the argument. An in-place output is written into
+// its input's own tensor, whose version counter the kernel then bumps.
 #pragma once
 
 #include <atomic>
@@ -30,6 +31,9 @@ struct KernelRef {
   // The signature's dtypes: a uint8 tensor crosses as an 8-bit float where
   // one is declared that torch has no dtype for (dtype_map.h).
   std::vector<DLDataType> in_dtypes, out_dtypes;
+  // Per output, the input it is written in place of, or -1 (then it is
+  // fresh, and pushed as a result).
+  std::vector<int64_t> alias;
 };
 
 class BoxedKernel final : public c10::OperatorKernel {

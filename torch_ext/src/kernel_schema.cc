@@ -68,8 +68,24 @@ tf_status derive_schemas(tf_kernel k, const std::string& op_name, KernelSchemas*
     }
     inputs.push_back(name);
   }
+  // The inputs written in place, each in an alias set of its own.
+  std::vector<std::string> input_type(n_in, "Tensor");
+  std::vector<std::string> fresh;
+  size_t sets = 0;
+  for (size_t i = 0; i < n_out; ++i) {
+    int64_t a = -1;
+    if (tf_status s = tf_kernel_output_alias(k, i, &a); s != TF_OK) return s;
+    if (a < 0) fresh.push_back("Tensor");
+    else input_type[static_cast<size_t>(a)] = "Tensor(" + alias_set(sets++) + "!)";
+  }
   std::string params;
-  for (const std::string& in : inputs) params += (params.empty() ? "Tensor " : ", Tensor ") + in;
+  for (size_t i = 0; i < n_in; ++i) params += (i ? ", " : "") + input_type[i] + " " + inputs[i];
+  if (sets != 0) {
+    out->functional = "tilefoundry::" + op_name + "(" + params + ") -> " + (fresh.empty() ? "()" : tuple_of(fresh));
+    out->out.clear();
+    out->out_names.clear();
+    return TF_OK;
+  }
   out->out_names = out_names(n_out, inputs);
   std::vector<std::string> plain(n_out, "Tensor"), aliased, out_params;
   for (size_t i = 0; i < n_out; ++i) {

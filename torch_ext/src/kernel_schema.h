@@ -6,6 +6,11 @@
 //   tilefoundry::<op>.out(Tensor <in0>, ..., *, Tensor(a!) out) -> Tensor(a!)
 //   tilefoundry::<op>.out(..., *, Tensor(a!) out0, Tensor(b!) out1)
 //       -> (Tensor(a!), Tensor(b!))
+// A kernel with in-place outputs (@func(inplace=...)) mutates those inputs
+// and returns only its other outputs, as torch.library custom ops that
+// mutate do (torch.compile functionalizes such an op; it cannot an op that
+// returns an alias of an input), and has no out= overload:
+//   tilefoundry::<op>(Tensor(a!) cache, Tensor new, Tensor pos) -> ()
 #pragma once
 
 #include <string>
@@ -20,7 +25,7 @@ bool is_identifier(const std::string& s);
 
 struct KernelSchemas {
   std::string functional;             // "tilefoundry::<op>(...) -> ..."
-  std::string out;                    // "tilefoundry::<op>.out(...) -> ..."
+  std::string out;                    // "tilefoundry::<op>.out(...) -> ...", "" when none
   std::vector<std::string> out_names;  // "out" or "out0", "out1", ...
 };
 

@@ -83,7 +83,7 @@ tf_status replace_locked(tf_kernel k, const std::string& op_name, Registration& 
                                              schemas.functional + "; a schema cannot change, pick another op_name");
   }
   reg.functional->replace(k);
-  reg.out->replace(k);
+  if (reg.out) reg.out->replace(k);
   return TF_OK;
 }
 
@@ -110,25 +110,34 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
                                               c10::nullopt, __FILE__, __LINE__);
   const std::string qualified = "tilefoundry::" + op_name;
   lib->def(schemas.functional.c_str());
-  const std::vector<at::Tag> tags = out_tags();
-  lib->def(schemas.out.c_str(), tags);
   auto functional = std::make_unique<BoxedKernel>(k, qualified);
-  auto out = std::make_unique<BoxedKernel>(k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names);
-  Registration reg{nullptr, schemas, functional.get(), out.get()};
+  Registration reg{nullptr, schemas, functional.get(), nullptr};
   lib->impl(op_name.c_str(),
             torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(functional))));
-  lib->impl((op_name + ".out").c_str(),
-            torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(out))));
   // No backward yet: autograd records the op, so a backward through it
   // fails and names it, instead of the graph being dropped silently (an
-  // input that requires grad gave an output that did not).
-  lib->impl(op_name.c_str(),
-            torch::dispatch(c10::DispatchKey::Autograd, torch::autograd::autogradNotImplementedFallback()));
-  lib->impl((op_name + ".out").c_str(),
-            torch::dispatch(c10::DispatchKey::Autograd, torch::autograd::autogradNotImplementedFallback()));
-  lib->impl((op_name + ".out").c_str(),
-            torch::dispatch(c10::DispatchKey::ADInplaceOrView,
-                            torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
+  // input that requires grad gave an output that did not). An op that
+  // mutates an input also bumps its version counter (ADInplaceOrView).
+  auto not_differentiable = [&](const std::string& name, bool mutates) {
+    lib->impl(name.c_str(),
+              torch::dispatch(c10::DispatchKey::Autograd, torch::autograd::autogradNotImplementedFallback()));
+    if (mutates)
+      lib->impl(name.c_str(), torch::dispatch(c10::DispatchKey::ADInplaceOrView,
+                                              torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
+  };
+  // An op with in-place outputs returns none of its mutated inputs, so
+  // torch's ADInplaceOrView fallback would bump no version: its CPU kernel
+  // bumps them (boxed_kernel.h).
+  not_differentiable(op_name, false);
+  if (!schemas.out.empty()) {
+    const std::vector<at::Tag> tags = out_tags();
+    lib->def(schemas.out.c_str(), tags);
+    auto out = std::make_unique<BoxedKernel>(k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names);
+    reg.out = out.get();
+    lib->impl((op_name + ".out").c_str(),
+              torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(out))));
+    not_differentiable(op_name + ".out", true);
+  }
   reg.lib = std::move(lib);
   r.ops.emplace(op_name, std::move(reg));
   return TF_OK;

@@ -18,7 +18,7 @@ from .errors import AbiMismatchError, TileFoundryError
 # here), is refused when loaded. tests/python/test_packaging.py keeps these
 # equal to the header's TF_VERSION_MAJOR / TF_VERSION_MINOR.
 ABI_MAJOR = 0
-ABI_MINOR = 6
+ABI_MINOR = 7
 
 TF_OK = 0
 TF_MAX_NDIM = 8
@@ -97,6 +97,7 @@ _PROTOTYPES = {
     "tf_kernel_name": (ctypes.c_int, [_P, _PSTR]),
     "tf_kernel_num_inputs": (ctypes.c_int, [_P, _PSZ]),
     "tf_kernel_num_outputs": (ctypes.c_int, [_P, _PSZ]),
+    "tf_kernel_output_alias": (ctypes.c_int, [_P, _SZ, ctypes.POINTER(ctypes.c_int64)]),
     "tf_kernel_input_name": (ctypes.c_int, [_P, _SZ, _PSTR]),
     "tf_kernel_input_desc": (ctypes.c_int, [_P, _SZ, ctypes.POINTER(DLDataType),
                                             ctypes.POINTER(ctypes.c_int32)]),

@@ -34,6 +34,11 @@ def _below_autograd(op, inputs):
 def check_backward(kernel, backward):
     """Refuses a backward whose signature cannot be the op's."""
     from .errors import TileFoundryError
+    if any(a is not None for a in kernel.inplace):
+        raise TileFoundryError(
+            "TF_ERR_INVALID_ARGUMENT",
+            f"'{kernel.name}' writes a result in place of an input; an op that mutates its "
+            "inputs takes no backward (write the update as a function returning a fresh result)")
     want_in, want_out = kernel.num_inputs + kernel.num_outputs, kernel.num_inputs
     if backward.num_inputs != want_in or backward.num_outputs != want_out:
         raise TileFoundryError(

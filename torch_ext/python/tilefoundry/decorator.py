@@ -9,15 +9,18 @@ from .torch_ops import register
 _DSL_NAMES = set(dsl.__all__)
 
 
-def func(fn=None, *, name=None, backend="native"):
+def func(fn=None, *, name=None, backend="native", inplace=None):
     """Compiles a DSL @func written in an ordinary Python module.
 
     The DSL part of fn's source file (its `tilefoundry.dsl` imports, module
     level constants such as DimVars, and every function decorated with a
     `func`) is parsed as one kernel file, so names fn uses resolve; other
     Python in the file is blanked out line for line, so error locations
-    still point at the user's file. Returns torch.ops.tilefoundry.<name>.
+    still point at the user's file. inplace= is the DSL's @func(inplace=...)
+    (the parameter(s) whose buffers receive the results), passed on to the
+    kernel file as written. Returns torch.ops.tilefoundry.<name>.
     """
+    del inplace  # read from the decorator's source by dsl_subset
     def wrap(f):
         path = inspect.getsourcefile(f)
         with open(path, encoding="utf-8") as fh:
@@ -42,9 +45,10 @@ def dsl_subset(source: str) -> str:
             kept[ln - 1] = lines[ln - 1]
         for dec in getattr(node, "decorator_list", []):
             if _decorator_name(dec) == "func" and dec.lineno == dec.end_lineno:
-                # @tf.func / @tilefoundry.func / @tf.func(...) -> the DSL's @func
+                # @tf.func / @tilefoundry.func / @tf.func(...) -> the DSL's
+                # @func, keeping an inplace= argument
                 indent = lines[dec.lineno - 1][: dec.col_offset - 1]
-                kept[dec.lineno - 1] = indent + "@func"
+                kept[dec.lineno - 1] = indent + "@func" + _inplace_argument(dec)
     return "\n".join(kept) + "\n"
 
 
@@ -71,6 +75,14 @@ def _is_dsl_value(expr) -> bool:
                                               and sub.func.id in _DSL_NAMES):
             return False
     return True
+
+
+def _inplace_argument(dec) -> str:
+    """'(inplace=...)' as written in the decorator call, or ''."""
+    for kw in getattr(dec, "keywords", []):
+        if kw.arg == "inplace":
+            return f"(inplace={ast.unparse(kw.value)})"
+    return ""
 
 
 def _decorator_name(dec) -> str:

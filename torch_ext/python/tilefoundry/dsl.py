@@ -115,8 +115,11 @@ class DslFunction:
                         "tf.load(path).compile(name) or decorate it with @tf.func")
 
 
-def func(fn):
-    """The DSL's @func marker."""
+def func(fn=None, *, inplace=None):
+    """The DSL's @func marker; @func(inplace=...) names the parameter(s) whose
+    buffers receive the results (read by the frontend, not here)."""
+    if fn is None:
+        return DslFunction
     return DslFunction(fn)
 
 

@@ -31,6 +31,13 @@ class Kernel:
         # where an 8-bit float is declared carries its bytes (Borrowed).
         self._in_dl = [self._declared(L.tf_kernel_input_desc, i) for i in range(self.num_inputs)]
         self._out_dl = [self._declared(L.tf_kernel_output_type, i) for i in range(self.num_outputs)]
+        # Per output, the input it is written in place of (@func(inplace=...)), or None.
+        self.inplace = [self._alias(L, i) for i in range(self.num_outputs)]
+
+    def _alias(self, L, i):
+        a = ctypes.c_int64()
+        _lib.check(L.tf_kernel_output_alias(self._handle, i, ctypes.byref(a)))
+        return a.value if a.value >= 0 else None
 
     def _declared(self, fn, i):
         dtype, ndim = DLDataType(), ctypes.c_int32()
@@ -88,7 +95,8 @@ class Kernel:
         return dtype, tuple(shape[j] for j in range(ndim.value))
 
     def run(self, inputs, outputs):
-        """Runs on borrowed inputs, writing into caller-allocated outputs in place."""
+        """Runs on borrowed inputs, writing into caller-allocated outputs in place.
+        An in-place output (self.inplace) is passed as its input tensor itself."""
         self._check_arity(inputs)
         if len(outputs) != self.num_outputs:
             raise TypeError(f"{self.name} has {self.num_outputs} output(s), got {len(outputs)}")
@@ -97,7 +105,9 @@ class Kernel:
     def __call__(self, *tensors):
         """Calls the kernel; returns one result, or a tuple for several. The
         results are of the inputs' kind: torch tensors for torch inputs,
-        numpy arrays for numpy inputs, else DLPack tensors (call_dlpack)."""
+        numpy arrays for numpy inputs, else DLPack tensors (call_dlpack). An
+        in-place result is written into its input, and that input object is
+        what is returned for it."""
         self._check_arity(tensors)
         torch = torch_if_imported()
         if torch is not None and any(isinstance(t, torch.Tensor) for t in tensors):
@@ -128,7 +138,8 @@ class Kernel:
         """Runs into outputs the caller's framework owns: allocate(DLDataType, shape)."""
         ins = self.borrow_inputs(tensors)
         arr = _dl_array(ins)  # one C array for every description and the run
-        outputs = [allocate(*self._describe(arr, len(ins), i)) for i in range(self.num_outputs)]
+        outputs = [tensors[a] if a is not None else allocate(*self._describe(arr, len(ins), i))
+                   for i, a in enumerate(self.inplace)]
         self._run_into(arr, len(ins), self._borrow_outputs(outputs))
         return outputs
 

@@ -127,7 +127,9 @@ class _Described:
 
 
 def meta_impl(kernel):
-    """The Meta kernel of one registered op."""
+    """The Meta kernel of one registered op. An in-place output is not a
+    result of the op (its input is mutated instead): only the fresh ones are
+    returned, None when there are none, as the schema says."""
     import torch
 
     def impl(*tensors):
@@ -140,6 +142,9 @@ def meta_impl(kernel):
             for i in range(kernel.num_outputs):
                 dtype, shape = kernel.output_desc(borrowed, i)
                 outs.append(torch.empty(shape, dtype=dtype, device="meta"))
+        outs = [o for o, a in zip(outs, kernel.inplace) if a is None]
+        if not outs:
+            return None
         return outs[0] if len(outs) == 1 else tuple(outs)
     return impl
 

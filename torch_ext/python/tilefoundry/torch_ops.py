@@ -118,10 +118,12 @@ def _register_meta(op_name):
     from .meta import meta_impl, meta_out_impl
     kernel = _CurrentKernel(op_name)
     lib = torch.library.Library("tilefoundry", "IMPL")
-    schema = getattr(torch.ops.tilefoundry, op_name).out._schema
-    out_names = [a.name for a in schema.arguments if a.kwarg_only]
-    for name, impl in ((op_name, meta_impl(kernel)),
-                       (op_name + ".out", meta_out_impl(kernel, out_names))):
+    impls = [(op_name, meta_impl(kernel))]
+    packet = getattr(torch.ops.tilefoundry, op_name)
+    if "out" in packet.overloads():  # none for an op with in-place outputs
+        out_names = [a.name for a in packet.out._schema.arguments if a.kwarg_only]
+        impls.append((op_name + ".out", meta_out_impl(kernel, out_names)))
+    for name, impl in impls:
         lib.impl(name, impl, "Meta")
         if int(torch.__version__.split(".")[0]) < 2:
             # torch 1.x has no autograd fallthrough for meta tensors; the op
