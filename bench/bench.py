@@ -24,6 +24,12 @@ rotate-half RoPE from slices / neg / concat) beside the built-in op of the
 same math, the two measured in alternation: composed / built-in > 1 means
 the composition is slower.
 
+A KV-cache table appends one token per sequence in place (@func(inplace=
+"cache") over cache_scatter: only the token's rows are written) against
+torch's in-place index_copy_ of the same rows, for one sequence and for 8
+sequences at different positions (index_copy_ then runs on the flattened
+[B * L, H, D] cache with one row index per token).
+
 MatMul is reported in GFLOP/s, with decode shapes (M = 1, 8, 16 against
 K = N = 4096), against torch.mm, OpenBLAS called directly (numpy), and the
 torch 2.x build's torch.mm and oneDNN (torch._C._nn.mkldnn_linear on
@@ -88,6 +94,10 @@ def b_matmul(a: Tensor[(N, K), f32], b: Tensor[(K, D), f32]) -> Tensor[(N, D), f
 def b_rope(q: Tensor[(RB, RS, RH, D), f32], k: Tensor[(RB, RS, RH, D), f32], c: Tensor[(RP, D), f32], s: Tensor[(RP, D), f32], p: Tensor[(RB, RS), i64]) -> tuple[Tensor[(RB, RS, RH, D), f32], Tensor[(RB, RS, RH, D), f32]]:
     return rope(q, k, c, s, p)
 
+@func(inplace="cache")
+def b_kv_append(cache: Tensor[(RB, RP, RH, D), bf16], new: Tensor[(RB, RS, RH, D), bf16], pos: Tensor[(RB,), i32]) -> Tensor[(RB, RP, RH, D), bf16]:
+    return cache_scatter(cache, new, pos)
+
 @func
 def b_add(a: Tensor[(N,), f32], b: Tensor[(N,), f32]) -> Tensor[(N,), f32]:
     return a + b
@@ -150,6 +160,9 @@ QUICK_MATMUL_SHAPES = {"tiny": (8, 8, 8)}
 ROPE_SHAPES = {"small": (1, 16, 8, 64), "8 MiB": (1, 512, 32, 128), "32 MiB": (4, 512, 32, 128),
                "128 MiB": (4, 2048, 32, 128)}
 QUICK_ROPE_SHAPES = {"tiny": (1, 2, 2, 8)}
+# KV cache (B, L, kv heads, head dim), bf16, one new token per sequence.
+KV_SHAPES = {"1 seq": (1, 4096, 8, 128), "8 seqs": (8, 4096, 8, 128)}
+QUICK_KV_SHAPES = {"tiny": (2, 16, 2, 8)}
 # glibc keeps freed memory for reuse instead of unmapping it: the allocator a
 # long-running model process has (jemalloc / tcmalloc behave alike).
 WARM_ALLOCATOR = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736"
@@ -300,6 +313,7 @@ def child(args):
             res["ops"][f"{op}|{label}|{shape}"] = r
     if args.role == "tf":
         res["compositions"] = compositions(torch, m, args.quick)
+        res["kv_cache"] = kv_cache(torch, m, args.quick)
     print(json.dumps(res))
 
 
@@ -333,6 +347,31 @@ def compositions(torch, m, quick):
                  "max_diff": max((g.float() - w.float()).abs().max().item() for g, w in zip(got, want))}
             del got, want
             out[f"{name}|{label}|{shape}"] = r
+    return out
+
+
+def kv_cache(torch, m, quick):
+    """One token appended per sequence, in place: torch.ops.tilefoundry's
+    in-place cache_scatter against index_copy_ into the flattened cache."""
+    import tilefoundry as tf
+    op = registered(tf, m, "b_kv_append")
+    out = {}
+    for label, (b, length, h, d) in (QUICK_KV_SHAPES if quick else KV_SHAPES).items():
+        g = torch.Generator().manual_seed(0)
+        cache = torch.randn(b, length, h, d, generator=g).bfloat16()
+        new = torch.randn(b, 1, h, d, generator=g).bfloat16()
+        pos = torch.randint(0, length, (b,), generator=g, dtype=torch.int32)
+        flat, rows = cache.view(b * length, h, d), torch.arange(b) * length + pos.long()
+        new_rows = new.view(b, h, d)
+        want = cache.clone()
+        want.view(b * length, h, d).index_copy_(0, rows, new_rows)
+        op(cache, new, pos)
+        calls = 20 if quick else 2000
+        tf_s, torch_s = paired_s(lambda: op(cache, new, pos), lambda: flat.index_copy_(0, rows, new_rows),
+                                 calls)
+        out[f"{label}|{(b, length, h, d)}"] = {"tf": tf_s, "index_copy": torch_s,
+                                               "bytes": 2 * new.numel() * new.element_size(),
+                                               "exact": bool(torch.equal(cache, want))}
     return out
 
 
@@ -497,6 +536,13 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
             gbs = r["bytes"] / r["composed"] / 1e9
             w(f"| {name} | {label} {shape} | {fmt_ms(r['builtin'])} | {fmt_ms(r['composed'])} | "
               f"{r['composed'] / r['builtin']:.2f} | {gbs:.1f} | {100 * gbs / triad:.0f}% | {r['max_diff']:.1e} |")
+        w("\n| KV-cache append (bf16, 1 token per sequence, in place) | cache shape | index_copy_ ms | "
+          "tf ms | tf / index_copy_ | exact |")
+        w("|---|---|---:|---:|---:|---|")
+        for key, r in d.get("kv_cache", {}).items():
+            label, shape = key.split("|")
+            w(f"| kv append | {label} {shape} | {r['index_copy'] * 1e3:.4f} | {r['tf'] * 1e3:.4f} | "
+              f"{r['tf'] / r['index_copy']:.2f} | {r['exact']} |")
         w(f"\nPer-call overhead (1 element): torch.ops.tilefoundry {d['overhead_tf_us']:.2f} us, "
           f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x).")
     if cold is None:
