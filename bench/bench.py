@@ -536,8 +536,8 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
             gbs = r["bytes"] / r["composed"] / 1e9
             w(f"| {name} | {label} {shape} | {fmt_ms(r['builtin'])} | {fmt_ms(r['composed'])} | "
               f"{r['composed'] / r['builtin']:.2f} | {gbs:.1f} | {100 * gbs / triad:.0f}% | {r['max_diff']:.1e} |")
-        w("\n| KV-cache append (bf16, 1 token per sequence, in place) | cache shape | index_copy_ ms | "
-          "tf ms | tf / index_copy_ | exact |")
+        w("\nKV-cache append: bf16, one token per sequence, written in place.\n")
+        w("| kv cache | shape | index_copy_ ms | tf ms | tf / index_copy_ | exact |")
         w("|---|---|---:|---:|---:|---|")
         for key, r in d.get("kv_cache", {}).items():
             label, shape = key.split("|")

@@ -17,10 +17,13 @@ using ir::ExprPtr;
 Program generate(const ir::Function& fn) {
   if (!fn.body() || fn.is_prototype()) unsupported("a dispatch prototype");
   const std::vector<ExprPtr> inputs(fn.params().begin(), fn.params().end());
-  return generate_segment(inputs, {split_tuple_calls(inline_calls(fn.body()))});
+  std::vector<bool> aliased;
+  for (int64_t p : fn.inplace()) aliased.push_back(p >= 0);
+  return generate_segment(inputs, {split_tuple_calls(inline_calls(fn.body()))}, aliased);
 }
 
-Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given) {
+Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given,
+                         const std::vector<bool>& aliased) {
   // Built-in ops with a decomposition become their composition (decompose.h).
   DecompositionNotes notes;
   std::unordered_set<const Expr*> stop;
@@ -32,7 +35,7 @@ Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<E
   std::unordered_set<const Expr*> copied;
   for (;;) {
     try {
-      LoweredEntry entry = lower_segment(inputs, outputs, copied, notes);
+      LoweredEntry entry = lower_segment(inputs, outputs, copied, notes, aliased);
       Program p;
       p.slots = entry.slots;
       p.body = cpu::print_entry(entry);

@@ -79,6 +79,8 @@ Program generate(const ir::Function& fn);
 // including a loop's result or its projection), `outputs` the tensor nodes
 // to compute (already inlined and canonical: inline.h). Nothing below an
 // input is computed.
-Program generate_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs);
+// `aliased`: as lower_segment's (lower_segment.h).
+Program generate_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
+                         const std::vector<bool>& aliased = {});
 
 }  // namespace tf::compiler

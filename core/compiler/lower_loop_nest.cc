@@ -823,7 +823,7 @@ class Stage {
     for (size_t li = leaves_.size(); li-- > 0;)
       if (leaves_[li].value) out = LetStmt::make(leaves_[li].value, load(leaves_[li].row, i64(0)), out);
     for (size_t li = leaves_.size(); li-- > 0;)
-      out = LetStmt::make(leaves_[li].row, address(env_.slot(leaves_[li].slot).data, off[li]), out, true);
+      out = LetStmt::make(leaves_[li].row, address(env_.slot(leaves_[li].slot).data, off[li]), out, /*no_alias=*/!env_.out_may_alias);
     return out;
   }
 
@@ -881,7 +881,7 @@ class Stage {
     StmtPtr par;
     if (r < 2) {
       body = row_body(body, f.fast, row, f.bs, f.base);
-      body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
+      body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/!env_.out_may_alias);
       body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
                                                           LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
       par = For::make(t, i64(0), mul(f.outer, nb), ForKind::kParallel, body, {},
@@ -899,7 +899,7 @@ class Stage {
         off[li] = add(group_off.back(), mul(i, f.bs[li][r - 2]));
       }
       body = leaf_rows(body, f.fast, f.bs, off);
-      body = LetStmt::make(y, address(out.data, mul(add(mul(grp, m), i), inner_)), body, /*no_alias=*/true);
+      body = LetStmt::make(y, address(out.data, mul(add(mul(grp, m), i), inner_)), body, /*no_alias=*/!env_.out_may_alias);
       body = For::make(i, lo, sub(min(m, add(lo, tr)), lo), ForKind::kSerial, body);
       for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
       body = LetStmt::make(lo, mul(mod(u, ntile), tr), body);
@@ -1202,7 +1202,7 @@ class Stage {
                               Allocate::make(scratch_, i64(kRowScratch), MemoryScope::kLocal, body), longer);
     }
     body = row_body(body, f.fast, row, f.bs, f.base);
-    body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/true);
+    body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/!env_.out_may_alias);
     StmtPtr par = For::make(row, i64(0), f.outer, ForKind::kParallel, body, {},
                             ge(mul(f.outer, inner_), i64(kRowParallelMin)));
     return wrap(what, par, f);

@@ -82,6 +82,9 @@ struct StageEnv {
   // own writing it and this one reading it back (residual + RMSNorm's sum);
   // later passes and the store read it back from cache. Null when none.
   ir::ExprPtr produced;
+  // The stage's output may be an input's buffer (an in-place result read at
+  // the same index: compiler/in_place.h): its pointer is not __restrict.
+  bool out_may_alias = false;
 };
 
 // Slice, Transpose, Reshape and Concat: read in place by fused stages.

@@ -30,8 +30,9 @@ bool operator==(const RuntimeScalar& a, const RuntimeScalar& b) {
 class SegmentLowering {
  public:
   SegmentLowering(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
-                  const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes)
-      : plan_(inputs, outputs, copied), notes_(notes) {
+                  const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes,
+                  const std::vector<bool>& aliased)
+      : plan_(inputs, outputs, copied), notes_(notes), aliased_(aliased) {
     out_.err = tir::Var::make("err", tir::Type::pointer(DType::kI32));
     out_.rt = tir::Var::make("rt", tir::Type::opaque_handle());
     out_.info = tir::Var::make("info", tir::Type::pointer(DType::kI64));
@@ -181,11 +182,17 @@ class SegmentLowering {
                  [this](const ir::Call& c, size_t axis) { return slice_begin(c, axis); },
                  [this](const ir::Call& c) { return !notes_.unchecked.count(&c); },
                  [this](const ir::Call& c) { return notes_.compute_type_sums.count(&c) > 0; },
-                 std::move(produced)};
+                 std::move(produced), may_alias(s)};
     LoweredStage l;
     l.stage = tir::bind_common_calls(
         tir::hoist_loop_invariants(lower_stage(env, s, e, what, root_inline, &l.may_fail, &l.precheck)));
     add_stage(l);
+  }
+
+  // Slot s is an output an input's buffer may be given for (aliased_).
+  bool may_alias(size_t s) const {
+    const Slot& slot = out_.slots.at(s);
+    return slot.kind == Slot::kOutput && slot.index < aliased_.size() && aliased_[slot.index];
   }
 
   tir::ExprPtr extent_value(const ir::ShapeDim& d) {
@@ -245,6 +252,7 @@ class SegmentLowering {
 
   FusionPlan plan_;
   const DecompositionNotes& notes_;  // what the decompositions said of the nodes they built
+  std::vector<bool> aliased_;        // per output: may be given an input's buffer
   LoweredEntry out_;
   std::deque<SlotVars> slot_vars_;  // stable references for the stage lowerings
   size_t num_temps_ = 0;
@@ -262,8 +270,9 @@ std::vector<tir::VarPtr> LoweredEntry::params() const {
 }
 
 LoweredEntry lower_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
-                           const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes) {
-  return SegmentLowering(inputs, outputs, copied, notes).run();
+                           const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes,
+                           const std::vector<bool>& aliased) {
+  return SegmentLowering(inputs, outputs, copied, notes, aliased).run();
 }
 
 std::string to_string(const LoweredEntry& e) {

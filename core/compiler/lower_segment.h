@@ -51,9 +51,12 @@ struct LoweredEntry {
 // the values to compute, decomposed (decompose.h, whose notes say what the
 // decompositions built); `copied`: views stored instead of read in place.
 // Throws ViewRefused for a view a stage cannot read in place, Error
-// (kUnsupported) for what is not compiled.
+// (kUnsupported) for what is not compiled. `aliased[i]`: output i may be
+// given an input's buffer (an in-place result, in_place.h), so the stage
+// writing it does not declare its pointer __restrict.
 LoweredEntry lower_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
-                           const std::unordered_set<const ir::Expr*>& copied, const DecompositionNotes& notes);
+                           const std::unordered_set<const ir::Expr*>& copied, const DecompositionNotes& notes,
+                           const std::vector<bool>& aliased = {});
 
 // The TIR text of the entry's prechecks and stages (TF_DUMP_DIR's .tir).
 std::string to_string(const LoweredEntry& e);

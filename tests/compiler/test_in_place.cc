@@ -4,8 +4,13 @@
 // rest of the buffer is read-only memory here), window checks of parameters
 // run before anything is written (a precheck), and CacheScatter agrees with
 // the evaluator, errors included.
+#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "compiler_helpers.h"
 #include "core/compiler/in_place.h"
@@ -49,6 +54,19 @@ def chain(d: Tensor[(N, 8), f32], u: Tensor[(1, 8), f32], o: Tensor[(), i32]) ->
 def scaled(x: Tensor[(N, 8), f32]) -> Tensor[(N, 8), f32]:
     return x * 2.0
 
+@func(inplace=("x", None))
+def scaled_and_read(x: Tensor[(N, 8), f32]) -> tuple[Tensor[(N, 8), f32], Tensor[(N, 8), f32]]:
+    return x * 2.0, x + 1.0
+
+@func(inplace="x")
+def centered(x: Tensor[(N, 8), f32]) -> Tensor[(N, 8), f32]:
+    return x - mean(x, axes=1)
+
+@func(inplace="x")
+def decayed(x: Tensor[(N, 8), f32], u: Tensor[(N, 8), f32], g: Tensor[(1, 8), f32]) -> Tensor[(N, 8), f32]:
+    t = x * g
+    return where(t > 0.0, t * t, t) + u * 0.5 + x
+
 @func(inplace="d")
 def reads_twice(d: Tensor[(N, 8), f32], o: Tensor[(), i32]) -> Tensor[(N, 8), f32]:
     return insert_slice(d, d[0:1, :], (o, 0))
@@ -89,8 +107,13 @@ TEST_F(InPlace, OnlyWindowWriteChainsOfAParameterNothingElseReadsQualify) {
   // A chain of two inserts, the result also read by a sum: the inner insert
   // is read once (by the outer), the parameter once.
   EXPECT_FALSE(compiler::writes_in_place(fn("chain"), 0, 0)) << "y is read by the sum as well as returned";
-  // Elementwise: computed, then copied over x.
-  EXPECT_FALSE(compiler::writes_in_place(fn("scaled"), 0, 0));
+  // Elementwise updates, each element read at its own index before it is written.
+  EXPECT_TRUE(compiler::writes_in_place(fn("scaled"), 0, 0));
+  EXPECT_TRUE(compiler::writes_in_place(fn("decayed"), 0, 0));
+  // x is also read for the second result, which may run after the first wrote.
+  EXPECT_FALSE(compiler::writes_in_place(fn("scaled_and_read"), 0, 0));
+  // Every element of the row is read for the mean: not an elementwise update.
+  EXPECT_FALSE(compiler::writes_in_place(fn("centered"), 0, 0));
   // d is read by its own update: writing it in place would read the window after writing it.
   EXPECT_FALSE(compiler::writes_in_place(fn("reads_twice"), 0, 0));
   EXPECT_TRUE(compiler::writes_all_in_place(fn("scatter_fresh"))) << "no in-place results at all";
@@ -158,6 +181,50 @@ TEST_F(InPlace, TwoResultsWrittenInPlaceOfTwoParameters) {
   k->run(in, {kc, vc}, sema::bind_arguments(f, descs));
   EXPECT_EQ(compare(kc, want[0], tolerance(DType::kF32)), "");
   EXPECT_EQ(compare(vc, want[1], tolerance(DType::kF32)), "");
+}
+
+// The caller's buffer as both the parameter and the result: the stage
+// reads each element before writing it (its output is not __restrict).
+TEST_F(InPlace, ElementwiseUpdatesRunInTheirParametersBuffer) {
+  // The generated stage declares no pointer __restrict: its output and the
+  // parameter it reads may be one buffer.
+  char dir[] = "/tmp/tf_dump_inplaceXXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("TF_DUMP_DIR", dir, 1);
+  compiler::compile(fn("scaled"));
+  unsetenv("TF_DUMP_DIR");
+  std::string source;
+  DIR* dd = opendir(dir);
+  ASSERT_NE(dd, nullptr);
+  while (dirent* e = readdir(dd)) {
+    const std::string name = e->d_name;
+    if (name.rfind("scaled.", 0) != 0 || name.substr(name.size() - 3) != ".cc") continue;
+    std::ifstream in(std::string(dir) + "/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    source = ss.str();
+  }
+  closedir(dd);
+  const size_t stage = source.find("// stage: ");
+  ASSERT_NE(stage, std::string::npos) << source;
+  EXPECT_EQ(source.find("__restrict", stage), std::string::npos) << source.substr(stage);
+  std::mt19937 rng(11);
+  for (const char* name : {"scaled", "decayed"}) {
+    const ir::Function& f = fn(name);
+    auto k = compiler::compile(f);
+    for (int64_t n : {int64_t{3}, int64_t{700}}) {
+      std::vector<NDArray> in{random_array(DType::kF32, {n, 8}, rng)};
+      if (f.params().size() == 3) {
+        in.push_back(random_array(DType::kF32, {n, 8}, rng));
+        in.push_back(random_array(DType::kF32, {1, 8}, rng));
+      }
+      std::vector<NDArray> want = eval::evaluate(*module_, f, in);
+      std::vector<sema::ArgDesc> descs;
+      for (const NDArray& a : in) descs.push_back({a.dtype(), a.shape()});
+      k->run(in, {in[0]}, sema::bind_arguments(f, descs));
+      EXPECT_EQ(compare(in[0], want[0], tolerance(DType::kF32)), "") << name << " n=" << n;
+    }
+  }
 }
 
 TEST_F(InPlace, CacheScatterAgreesWithTheEvaluator) {

@@ -27,7 +27,7 @@ def test_bench_prints_a_markdown_table():
         if not line.startswith("| "):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cells[0] in ("op", "matmul", "composition") and cells[1] == "shape":
+        if cells[0] in ("op", "matmul", "composition", "kv cache") and cells[1] == "shape":
             current = tables.setdefault(cells[0], (cells, []))
         else:
             current[1].append(cells)
@@ -53,6 +53,10 @@ def test_bench_prints_a_markdown_table():
         assert float(r[comp_header.index("composed / built-in")]) > 0, r
         bound = 0.1 if "bf16" in r[0] else 1e-4  # the built-in and the composition round differently
         assert float(r[comp_header.index("max diff")]) < bound, r
+    # one token appended in place, as index_copy_ does, with the same result
+    kv_header, kv_rows = tables["kv cache"]
+    assert len(kv_rows) == 1 and kv_rows[0][kv_header.index("exact")] == "True", kv_rows
+    assert float(kv_rows[0][kv_header.index("tf / index_copy_")]) > 0
     assert "Per-call overhead" in proc.stdout
     # the native backend was measured, not the evaluator
     assert "'softmax': 'native'" in proc.stdout and "'layer_norm': 'native'" in proc.stdout
