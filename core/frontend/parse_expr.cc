@@ -21,7 +21,7 @@ const char* operator_surface(const std::string& op) {
   static const std::pair<const char*, const char*> kTable[] = {
       {"+", "add"},    {"-", "sub"},    {"*", "mul"},    {"/", "div"},         {"<", "cmp_lt"},
       {"<=", "cmp_le"}, {">", "cmp_gt"}, {">=", "cmp_ge"}, {"==", "cmp_eq"},     {"!=", "cmp_ne"},
-      {"&", "logical_and"}, {"|", "logical_or"}, {"@", "matmul"}};
+      {"&", "logical_and"}, {"|", "logical_or"}, {"@", "matmul"}, {"**", "pow"}};
   for (const auto& [o, s] : kTable)
     if (op == o) return s;
   return "";
@@ -122,7 +122,17 @@ Value Parser::unary() {
   }
   if (peek().is_op("**")) src_.parse_error(peek().pos, "operator '**' is not supported");
   if (peek().is_name("not")) src_.parse_error(peek().pos, "'not' is not supported; use ~ on bool tensors");
-  return postfix();
+  return power();
+}
+
+// Python's power: binds tighter than a unary minus on its left (-x ** 2 is
+// -(x ** 2)), its exponent may carry one (x ** -1), and it groups to the
+// right (a ** b ** c is a ** (b ** c)).
+Value Parser::power() {
+  Value v = postfix();
+  if (!peek().is_op("**")) return v;
+  const Token& op = next();
+  return binary(op, v, unary());
 }
 
 Value Parser::postfix() {
@@ -135,8 +145,6 @@ Value Parser::postfix() {
       src_.parse_error(peek().pos, "only a function name can be called");
     } else if (peek().is_op(".")) {
       src_.parse_error(peek().pos, "attribute access is not supported");
-    } else if (peek().is_op("**")) {
-      src_.parse_error(peek().pos, "operator '**' is not supported");
     } else {
       return v;
     }

@@ -102,6 +102,7 @@ class Parser {
   Value arith();
   Value term();
   Value unary();
+  Value power();
   Value postfix();
   Value atom();
   Value paren_or_tuple();

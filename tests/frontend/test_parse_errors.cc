@@ -290,5 +290,11 @@ TEST(ParseError, InPlaceAnnotation) {
                {"parameter 'a' receives two results in place"});
 }
 
+TEST(ParseError, PowerNeedsAFloatTensor) {
+  expect_error("@func\ndef f(i: Tensor[(4,), i32]) -> Tensor[(4,), f32]:\n    return cast(i ** 2, f32)\n",
+               ErrorKind::kType, 3, 19, {"'pow'", "i32"});
+  expect_error("N = 2 ** 3\n", ErrorKind::kParse, 1, 7, {"operator '**' is not defined on ints and dims"});
+}
+
 }  // namespace
 }  // namespace tf::frontend

@@ -257,5 +257,22 @@ TEST(Printer, InPlaceResultsRoundTrip) {
   EXPECT_TRUE(plain->lookup("f")->inplace().empty());
 }
 
+// x ** y is pow(x, y) with Python's grouping: tighter than a unary minus on
+// its left, right-associative, a signed exponent allowed.
+TEST(Printer, PowerOperatorGroupsLikePython) {
+  auto body = [](const std::string& e) {
+    auto m = parse_rt(std::string(kHeader) + "@func\ndef f(x: Tensor[(N, 8), f32], y: Tensor[(N, 8), f32]) -> "
+                                             "Tensor[(N, 8), f32]:\n    return " + e + "\n");
+    const std::string text = print_module(*m);
+    const size_t at = text.find("return ");
+    return text.substr(at + 7, text.find('\n', at) - at - 7);
+  };
+  EXPECT_EQ(body("x ** 2"), "pow(x, 2.0)");
+  EXPECT_EQ(body("-x ** 2"), "neg(pow(x, 2.0))");
+  EXPECT_EQ(body("x ** -y"), "pow(x, neg(y))");
+  EXPECT_EQ(body("x ** y ** 2.0"), "pow(x, pow(y, 2.0))");
+  EXPECT_EQ(body("2.0 * x ** 3 + y"), "(2.0 * pow(x, 3.0)) + y");
+}
+
 }  // namespace
 }  // namespace tf::frontend
