@@ -124,6 +124,29 @@ void run_to(const Kernel& k, const std::vector<sema::ArgDesc>& in_descs, const s
     if (num_elements(expected[i].shape) != 0) results[i].copy_to(outputs[i]);
 }
 
+// tf_kernel_call's results for a kernel with in-place outputs: each such
+// output is its input, written (checked as tf_kernel_run checks it); the
+// others are fresh.
+std::vector<runtime::NDArray> call_in_place(const char* fn, const Kernel& k, const DLTensor* in,
+                                            const std::vector<sema::ArgDesc>& in_descs,
+                                            const std::vector<runtime::NDArray>& inputs,
+                                            const std::vector<sema::ArgDesc>& expected) {
+  std::vector<runtime::NDArray> results;
+  for (size_t j = 0; j < expected.size(); ++j) {
+    const int64_t a = k.output_alias(j);
+    if (a < 0) {
+      results.push_back(runtime::NDArray::pooled(expected[j].dtype, expected[j].shape));
+      continue;
+    }
+    const size_t i = static_cast<size_t>(a);
+    require_no_self_overlap(in[i], in_descs[i], input_label(fn, k, i));
+    results.push_back(inputs[i]);
+  }
+  check_in_place(fn, k, inputs, results);
+  run_to(k, in_descs, inputs, results, expected);
+  return results;
+}
+
 // Rationale: the evaluator promises fresh arrays; this makes sure that what
 // tf_kernel_call hands over never aliases a borrowed input, whatever it returns.
 runtime::NDArray owned(runtime::NDArray r, const std::vector<runtime::NDArray>& inputs) {
@@ -282,23 +305,9 @@ tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in, DLManaged
   tf::capi::check_array(out, n_out, fn, "out");
   tf::capi::check_count(fn, "outputs", kernel->num_outputs(), n_out, *kernel);
   auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
-  std::vector<tf::runtime::NDArray> results;
-  if (kernel->has_aliases()) {
-    // An in-place output is its input, written; the others are fresh.
-    for (size_t j = 0; j < n_out; ++j) {
-      const int64_t a = kernel->output_alias(j);
-      results.push_back(a >= 0 ? inputs[static_cast<size_t>(a)]
-                               : tf::runtime::NDArray::pooled(expected[j].dtype, expected[j].shape));
-    }
-    for (size_t j = 0; j < n_out; ++j)
-      if (kernel->output_alias(j) >= 0)
-        tf::capi::require_no_self_overlap(in[kernel->output_alias(j)], in_descs[kernel->output_alias(j)],
-                                          tf::capi::input_label(fn, *kernel, static_cast<size_t>(kernel->output_alias(j))));
-    tf::capi::check_in_place(fn, *kernel, inputs, results);
-    tf::capi::run_to(*kernel, in_descs, inputs, results, expected);
-  } else {
-    results = kernel->run(inputs);
-  }
+  std::vector<tf::runtime::NDArray> results =
+      kernel->has_aliases() ? tf::capi::call_in_place(fn, *kernel, in, in_descs, inputs, expected)
+                            : kernel->run(inputs);
   std::vector<tf::capi::ManagedTensorPtr> managed;
   for (size_t j = 0; j < results.size(); ++j)
     managed.push_back(tf::capi::to_managed(kernel->output_alias(j) >= 0 ? results[j]
