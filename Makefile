@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/torch_ext/python$(if $(PYTHONPATH),:$(PYTHONPATH)
 export TILEFOUNDRY_LIB_DIR := $(CURDIR)/$(BUILD)/lib
 
 .PHONY: all setup configure build demo test test-core test-python test-long bench install clean \
-        test-asan test-tsan fuzz test-wheel test-torch2 abi-baseline san-setup
+        test-asan test-tsan fuzz test-wheel test-torch2 torch2-venv abi-baseline san-setup
 
 all: build
 
@@ -61,7 +61,12 @@ TSAN_BUILD   ?= build-tsan
 FUZZ_SECONDS ?= 60
 SAN_CMAKE    := -G Ninja -DTF_BUILD_TORCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 SAN_EXCLUDE  := Install\.
-SAN_ENV      := OPENBLAS_NUM_THREADS=1 \
+# RandomPrograms checks 100 generated programs under the sanitizers (300 in
+# make test, 5000 in test-long): the generated kernels are not instrumented,
+# so more programs only repeat the compiler runs make test already made,
+# while 100 still take the generator, evaluator and compile driver through
+# every op under ASan / TSan.
+SAN_ENV      := OPENBLAS_NUM_THREADS=1 TF_RANDOM_PROGRAMS=100 \
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
@@ -128,9 +133,13 @@ test-wheel: | setup
 	test -x $(WHEEL_DIR)/venv/bin/python || $(PYTHON) -m venv --system-site-packages $(WHEEL_DIR)/venv
 	bash tests/install/test_wheel.sh $(WHEEL_DIR)/venv/bin/python . $(WHEEL_DIR)/build
 
-test-torch2: | setup
+# torch2-venv alone: the download, which .ci/run starts early and overlaps
+# with the builds.
+torch2-venv:
 	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_VENV)
 	$(TORCH2_PY) -m pip install -q '$(TORCH2_SPEC)'
+
+test-torch2: torch2-venv | setup
 	bash tests/install/test_wheel.sh $(TORCH2_PY) . $(TORCH2_DIR)/wheel
 
 # Records the public header's ABI surface in abi/ (refuses a change that the
