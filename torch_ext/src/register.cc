@@ -1,5 +1,6 @@
 // tf_torch_register: defines tilefoundry::<op> and tilefoundry::<op>.out at
-// run time.
+// run time (an op with in-place outputs mutates its inputs and has no .out:
+// kernel_schema.h).
 //
 // Each registration owns one torch::Library fragment (namespace
 // "tilefoundry") holding both schemas and their CPU impls. The fragments live
