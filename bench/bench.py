@@ -33,8 +33,9 @@ sequences at different positions (index_copy_ then runs on the flattened
 MatMul is reported in GFLOP/s, with decode shapes (M = 1, 8, 16 against
 K = N = 4096), against torch.mm, OpenBLAS called directly (numpy), and the
 torch 2.x build's torch.mm and oneDNN (torch._C._nn.mkldnn_linear on
-pre-converted operands). Also: per-call overhead against torch.add on one
-element, and cold / warm compile time.
+pre-converted operands). Also: per-call overhead on one element against
+torch.add and against torch.ops.aten.add (torch's add through the
+torch.ops path every custom op takes), and cold / warm compile time.
 
 Each (thread count, allocator, ATen capability) runs in its own child
 process, since glibc reads GLIBC_TUNABLES, torch reads ATEN_CPU_CAPABILITY,
@@ -287,6 +288,9 @@ def child(args):
         calls = 20 if args.quick else 2000
         res["overhead_tf_us"] = median_s(lambda: op_add(one, one), calls) * 1e6
         res["overhead_add_us"] = median_s(lambda: torch.add(one, one), calls) * 1e6
+        # torch's own add called the way every custom op is: through
+        # torch.ops (Python overload resolution, a boxed IValue stack).
+        res["overhead_ops_add_us"] = median_s(lambda: torch.ops.aten.add(one, one), calls) * 1e6
     for op, fn in eager_ops(torch).items():
         for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
@@ -544,7 +548,9 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
             w(f"| kv append | {label} {shape} | {r['index_copy'] * 1e3:.4f} | {r['tf'] * 1e3:.4f} | "
               f"{r['tf'] / r['index_copy']:.2f} | {r['exact']} |")
         w(f"\nPer-call overhead (1 element): torch.ops.tilefoundry {d['overhead_tf_us']:.2f} us, "
-          f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x).")
+          f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x), "
+          f"torch.ops.aten.add, torch's add through the same torch.ops path, {d['overhead_ops_add_us']:.2f} us "
+          f"({d['overhead_tf_us'] / d['overhead_ops_add_us']:.2f}x).")
     if cold is None:
         w("\nCompile: not measured (--quick).")
     else:
