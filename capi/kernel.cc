@@ -7,7 +7,7 @@
 #include "capi/aot.h"
 #include "core/compiler/in_place.h"
 #include "core/eval/evaluator.h"
-#include "core/eval/virtual_mesh.h"
+#include "core/spmd/virtual_mesh.h"
 #include "core/frontend/suggest.h"
 #include "core/ir/error.h"
 
@@ -141,7 +141,7 @@ std::vector<runtime::NDArray> Kernel::run(const std::vector<runtime::NDArray>& i
     return out;
   }
   std::vector<runtime::NDArray> out = backend_ == TF_BACKEND_VIRTUAL_MESH
-                                          ? eval::evaluate_virtual_mesh(*module_, *fn_, inputs)
+                                          ? spmd::evaluate_virtual_mesh(*module_, *fn_, inputs)
                                           : eval::evaluate(*module_, *fn_, inputs);
   TF_CHECK(out.size() == outputs_.size(), "evaluator returned the wrong number of outputs");
   return out;

@@ -44,6 +44,8 @@ target_include_directories(tf_runtime PRIVATE ${DNNL_INCLUDE_DIR})
 # target_clones pick AVX-512 / AVX2 at load time.
 set_source_files_properties(${PROJECT_SOURCE_DIR}/core/runtime/gemm.cc PROPERTIES COMPILE_OPTIONS "-O3;-fopenmp-simd")
 tf_core_layer(tf_eval eval tf_sema tf_runtime ${BLAS_LIBRARIES})
+# The SPMD executor of device-sharded functions and the virtual mesh over it.
+tf_core_layer(tf_spmd spmd tf_eval tf_sema Threads::Threads)
 # The native backend: generates C++, runs the system compiler, dlopens.
 tf_core_layer(tf_compiler compiler tf_sema tf_tir tf_runtime ${BLAS_LIBRARIES} ${CMAKE_DL_LIBS})
 # Every generated kernel starts with the text of core/runtime/scalar_numerics.h,

@@ -53,7 +53,7 @@ class Interpreter {
       case ir::ExprKind::kVar:
         ir::fail(ErrorKind::kInternal, "internal: Var '" + ir::expr_as<ir::Var>(e)->name() +
                                            "' is not a parameter of the evaluated function");
-      case ir::ExprKind::kConstant: return tensor(constant(*ir::expr_as<ir::Constant>(e)));
+      case ir::ExprKind::kConstant: return tensor(constant_array(*ir::expr_as<ir::Constant>(e)));
       case ir::ExprKind::kCall: return call(*ir::expr_as<ir::Call>(e));
       case ir::ExprKind::kTuple: {
         Value v;
@@ -81,20 +81,6 @@ class Interpreter {
     return v;
   }
 
-  // A rank-0 array holding the literal (floats round once to the dtype).
-  static NDArray constant(const ir::Constant& c) {
-    NDArray a = NDArray::empty(c.dtype(), {});
-    dispatch_dtype(c.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      T* p = mutable_data_of<T>(a);
-      if constexpr (std::is_same_v<T, bool>) *p = c.int_value() != 0;
-      else if constexpr (is_int_v<T>) *p = static_cast<T>(c.int_value());
-      else if constexpr (is_half_v<T>) *p = T::from_float(static_cast<float>(c.value()));
-      else *p = static_cast<T>(c.value());
-    });
-    return a;
-  }
-
   Value call(const ir::Call& c) {
     std::vector<Value> args;
     for (const ir::ExprPtr& a : c.args()) args.push_back(eval(a));
@@ -119,28 +105,11 @@ class Interpreter {
     return tensor(std::move(out));
   }
 
-  // Start / extent / step resolve against the call's DimVar
-  // bindings; start and extent must be non-negative, step positive.
-  int64_t resolve(const ir::GridRegionExpr& g, const ir::ShapeDim& d, const char* what, bool positive) const {
-    std::string at = g.span().to_string();
-    at += at.empty() ? "" : ": ";
-    int64_t n = 0;
-    try {
-      n = d.evaluate(bindings_);
-    } catch (const ir::Error& err) {
-      ir::fail(ErrorKind::kRuntime, at + "loop " + what + " " + d.to_string() + " cannot be resolved: " + err.what());
-    }
-    if (positive ? n <= 0 : n < 0)
-      ir::fail(ErrorKind::kRuntime, at + "loop " + what + " " + d.to_string() + " resolves to " + std::to_string(n) +
-                                        (positive ? ", but it must be positive" : ", but it must be non-negative"));
-    return n;
-  }
-
   Value loop(const ir::GridRegionExpr& g) {
     const auto& f = g.fields();
-    int64_t start = resolve(g, f.start, "start", false);
-    int64_t stop = resolve(g, f.extent, "extent", false);
-    int64_t step = resolve(g, f.step, "step", true);
+    int64_t start = resolve_loop_bound(g, f.start, bindings_, "start", false);
+    int64_t stop = resolve_loop_bound(g, f.extent, bindings_, "extent", false);
+    int64_t step = resolve_loop_bound(g, f.step, bindings_, "step", true);
     std::vector<Value> carry;
     for (const auto& init : f.init_args) carry.push_back(eval(init));
     for (int64_t i = start; i < stop; i += step) {
@@ -196,6 +165,35 @@ void flatten(const Value& v, std::vector<NDArray>* out) {
 }
 
 }  // namespace
+
+NDArray constant_array(const ir::Constant& c) {
+  NDArray a = NDArray::empty(c.dtype(), {});
+  dispatch_dtype(c.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = mutable_data_of<T>(a);
+    if constexpr (std::is_same_v<T, bool>) *p = c.int_value() != 0;
+    else if constexpr (is_int_v<T>) *p = static_cast<T>(c.int_value());
+    else if constexpr (is_half_v<T>) *p = T::from_float(static_cast<float>(c.value()));
+    else *p = static_cast<T>(c.value());
+  });
+  return a;
+}
+
+int64_t resolve_loop_bound(const ir::GridRegionExpr& g, const ir::ShapeDim& d, const ir::DimBindings& bindings,
+                           const char* what, bool positive) {
+  std::string at = g.span().to_string();
+  at += at.empty() ? "" : ": ";
+  int64_t n = 0;
+  try {
+    n = d.evaluate(bindings);
+  } catch (const ir::Error& err) {
+    ir::fail(ErrorKind::kRuntime, at + "loop " + what + " " + d.to_string() + " cannot be resolved: " + err.what());
+  }
+  if (positive ? n <= 0 : n < 0)
+    ir::fail(ErrorKind::kRuntime, at + "loop " + what + " " + d.to_string() + " resolves to " + std::to_string(n) +
+                                      (positive ? ", but it must be positive" : ", but it must be non-negative"));
+  return n;
+}
 
 std::vector<NDArray> evaluate(const ir::Module& m, const ir::Function& fn,
                               const std::vector<NDArray>& inputs) {

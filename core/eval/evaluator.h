@@ -24,4 +24,14 @@ std::vector<runtime::NDArray> evaluate(const ir::Module& m, const ir::Function& 
 // True when the evaluator has a kernel for the registered op name.
 bool has_kernel(const std::string& op_name);
 
+// Pieces of the interpreter that other interpreters of the same IR (the SPMD
+// executor) share. A rank-0 array holding the literal (floats round once to
+// the dtype):
+runtime::NDArray constant_array(const ir::Constant& c);
+// A loop's start / extent / step under the DimVar bindings; Error(kRuntime),
+// located at the loop, when it does not resolve, is negative, or (positive)
+// is not positive.
+int64_t resolve_loop_bound(const ir::GridRegionExpr& g, const ir::ShapeDim& d, const ir::DimBindings& bindings,
+                           const char* what, bool positive);
+
 }  // namespace tf::eval

@@ -23,7 +23,7 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
-#include "core/eval/virtual_mesh.h"
+#include "core/spmd/virtual_mesh.h"
 #include "core/frontend/parser.h"
 #include "core/frontend/printer.h"
 #include "core/ir/error.h"
@@ -254,7 +254,7 @@ TEST_F(OneFileOp, RunsShardedOnTheVirtualMesh) {
   ir::ModulePtr m = frontend::parse_module(sharded("Split(axis=0)"), "op.py");
   std::vector<float> in(32);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) * 0.5f - 8;
-  std::vector<float> got = values_of(eval::evaluate_virtual_mesh(*m, *m->lookup("f"), {f32({8, 4}, in)}).at(0));
+  std::vector<float> got = values_of(spmd::evaluate_virtual_mesh(*m, *m->lookup("f"), {f32({8, 4}, in)}).at(0));
   for (size_t i = 0; i < in.size(); ++i) EXPECT_NEAR(got[i], softplus_ref(in[i], 2), 1e-5) << "x=" << in[i];
 }
 

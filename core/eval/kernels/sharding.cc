@@ -1,6 +1,6 @@
 // Kernels of the sharding family on the plain (single-instance) evaluator.
 // Reshard keeps the logical value, so it is a copy; Local has a meaning only
-// per mesh instance (eval/virtual_mesh.h).
+// per mesh instance (spmd/virtual_mesh.h).
 #include "core/eval/kernel.h"
 #include "core/ir/error.h"
 

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "core/eval/evaluator.h"
-#include "core/eval/virtual_mesh.h"
+#include "core/spmd/virtual_mesh.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
 #include "core/ops/sharding/shard_util.h"
@@ -57,7 +57,7 @@ void check_same_answer(const ir::Shape& shape, const ir::LayoutPtr& layout, cons
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-2.f, 2.f);
   for (int64_t i = 0; i < in.numel(); ++i) static_cast<float*>(in.data())[i] = u(rng);
-  auto got = eval::evaluate_virtual_mesh(*m, *sharded, {in});
+  auto got = spmd::evaluate_virtual_mesh(*m, *sharded, {in});
   auto want = eval::evaluate(*mp, *plain, {in});
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].shape(), want[0].shape());
@@ -129,7 +129,7 @@ TEST(VirtualMesh, Reshape_FabricatedLayoutForARejectedDivideGivesTheWrongAnswer)
   auto m = ir::Module::make(ir::Target::default_cpu(), {fn});
   NDArray in = NDArray::empty(ir::DType::kF32, {8, 16});
   for (int64_t i = 0; i < in.numel(); ++i) static_cast<float*>(in.data())[i] = static_cast<float>(i);
-  auto got = eval::evaluate_virtual_mesh(*m, *fn, {in});
+  auto got = spmd::evaluate_virtual_mesh(*m, *fn, {in});
   int64_t differing = 0;
   for (int64_t i = 0; i < got[0].numel(); ++i) differing += static_cast<float*>(got[0].data())[i] != static_cast<float>(i);
   EXPECT_GT(differing, 0);

@@ -22,7 +22,7 @@
 
 #include "core/eval/evaluator.h"
 #include "core/eval/kernels/dispatch.h"
-#include "core/eval/virtual_mesh.h"
+#include "core/spmd/virtual_mesh.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
@@ -100,7 +100,7 @@ NDArray random_array(const Param& p, std::mt19937& rng) {
 
 // Genuine shares (file comment). `positive`: for ops defined on x > 0 only
 // (log, log2), max / min shares stay positive (x / 2, 2x), as the rule needs.
-eval::PartialShareFn spread(bool positive = false) {
+spmd::PartialShareFn spread(bool positive = false) {
   return [positive](size_t param, size_t share, size_t shares, Reduction r, NDArray& local) {
     eval::dispatch_dtype(local.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -168,7 +168,7 @@ void check_same_answer(const std::vector<Param>& ps, const Build& body, bool pos
   auto m = ir::Module::make(ir::Target::default_cpu(), {sharded});
   auto mp = ir::Module::make(ir::Target::default_cpu(), {plain});
   auto in = inputs_for(ps);
-  auto got = eval::evaluate_virtual_mesh(*m, *sharded, in, spread(positive));
+  auto got = spmd::evaluate_virtual_mesh(*m, *sharded, in, spread(positive));
   auto want = eval::evaluate(*mp, *plain, in);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(differing(got[i], want[i]), 0) << "result #" << i;
@@ -446,7 +446,7 @@ TEST(VirtualMesh, Local_ContractsEachSplitAxisByMeshExtent) {
     auto fn = make_fn(ps, [](auto& p) { return unary(UnaryKind::kNeg, call<ops::Local>({p[0]})); }, true);
     auto m = ir::Module::make(ir::Target::default_cpu(), {fn});
     auto in = inputs_for(ps);
-    auto got = eval::evaluate_virtual_mesh(*m, *fn, in, spread());
+    auto got = spmd::evaluate_virtual_mesh(*m, *fn, in, spread());
     ASSERT_EQ(got[0].shape(), (std::vector<int64_t>{2, 16}));
     for (int64_t i = 0; i < 32; ++i)
       EXPECT_EQ(static_cast<const float*>(got[0].data())[i], -static_cast<const float*>(in[0].data())[i]) << i;
@@ -487,7 +487,7 @@ int64_t wrong_elements(const std::vector<Param>& ps, const Build& body) {
   auto m = ir::Module::make(ir::Target::default_cpu(), {sharded});
   auto mp = ir::Module::make(ir::Target::default_cpu(), {plain});
   auto in = inputs_for(ps);
-  return differing(eval::evaluate_virtual_mesh(*m, *sharded, in, spread())[0], eval::evaluate(*mp, *plain, in)[0]);
+  return differing(spmd::evaluate_virtual_mesh(*m, *sharded, in, spread())[0], eval::evaluate(*mp, *plain, in)[0]);
 }
 
 template <typename OpT, typename... A>

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "core/eval/evaluator.h"
-#include "core/eval/virtual_mesh.h"
+#include "core/spmd/virtual_mesh.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
 
@@ -54,8 +54,8 @@ void expect_same_value(const std::string& src, const std::vector<std::vector<int
   for (const auto& s : shapes) in.push_back(random_f32(s, rng));
   NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
   const ir::Function& f = *m->lookup("sharded");
-  NDArray got = shares ? eval::evaluate_virtual_mesh(*m, f, in, weighted_shares)[0]
-                       : eval::evaluate_virtual_mesh(*m, f, in)[0];
+  NDArray got = shares ? spmd::evaluate_virtual_mesh(*m, f, in, weighted_shares)[0]
+                       : spmd::evaluate_virtual_mesh(*m, f, in)[0];
   expect_close(got, want, src);
 }
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "core/eval/evaluator.h"
-#include "core/eval/virtual_mesh.h"
+#include "core/spmd/virtual_mesh.h"
 #include "core/ir/error.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
@@ -88,7 +88,7 @@ void check_same_answer(const std::vector<Param>& ps, const Build& body, int64_t 
   std::mt19937 rng(7);
   std::vector<NDArray> in;
   for (const auto& p : ps) in.push_back(random_array(p.shape, p.dtype, rng, index_hi));
-  auto got = eval::evaluate_virtual_mesh(*m, *sharded, in);
+  auto got = spmd::evaluate_virtual_mesh(*m, *sharded, in);
   auto want = eval::evaluate(*mp, *plain, in);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i]);

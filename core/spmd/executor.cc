@@ -1,0 +1,425 @@
+#include "core/spmd/executor.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/eval/evaluator.h"
+#include "core/eval/kernel.h"
+#include "core/eval/kernels/dispatch.h"
+#include "core/ir/error.h"
+#include "core/ops/sharding/shard_util.h"
+#include "core/sema/bind.h"
+#include "core/sema/dispatch.h"
+#include "core/spmd/blocks.h"
+
+namespace tf::spmd {
+namespace {
+
+using runtime::NDArray;
+using ir::ErrorKind;
+
+struct Value {
+  NDArray t;
+  std::vector<Value> fields;
+  bool is_tuple = false;
+};
+
+Value tensor(NDArray a) { return Value{std::move(a), {}, false}; }
+
+// A Tuple operand (Conv2D's absent bias, Concat's inputs) is passed
+// flattened, as the plain evaluator does (eval/kernel.h).
+void flatten(const Value& v, std::vector<NDArray>* out) {
+  if (!v.is_tuple) {
+    out->push_back(v.t);
+    return;
+  }
+  for (const Value& f : v.fields) flatten(f, out);
+}
+
+std::vector<int64_t> row_major(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t k = shape.size(); k-- > 1;) s[k - 1] = s[k] * shape[k];
+  return s;
+}
+
+// x with tensor axis d moved to the front, as a contiguous array: a block of
+// d's extent is then contiguous, which is what collectives move.
+NDArray to_front(const NDArray& x, size_t d) {
+  std::vector<int64_t> shape{x.shape()[d]}, strides{x.strides()[d]};
+  for (size_t k = 0; k < x.ndim(); ++k)
+    if (k != d) {
+      shape.push_back(x.shape()[k]);
+      strides.push_back(x.strides()[k]);
+    }
+  return eval::contiguous_copy(NDArray::view(x, shape, strides, 0));
+}
+
+// The inverse of to_front for a contiguous y (axis d at the front), as a view.
+NDArray from_front(const NDArray& y, size_t d) {
+  const std::vector<int64_t> s = row_major(y.shape());
+  std::vector<int64_t> shape(y.shape().begin() + 1, y.shape().end()), strides(s.begin() + 1, s.end());
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), y.shape()[0]);
+  strides.insert(strides.begin() + static_cast<std::ptrdiff_t>(d), s[0]);
+  return NDArray::view(y, shape, strides, 0);
+}
+
+struct Rank {
+  Grid grid;
+  size_t index = 0;
+  Communicator& comm;
+};
+
+class RankInterpreter {
+ public:
+  RankInterpreter(const Rank& rank, ir::DimBindings bindings, const RankInterpreter* parent = nullptr)
+      : rank_(rank), bindings_(std::move(bindings)), parent_(parent) {}
+
+  void bind(const ir::Var* v, Value x) { memo_[v] = std::move(x); }
+
+  const Value& eval(const ir::ExprPtr& e) {
+    for (const RankInterpreter* in = this; in; in = in->parent_) {
+      auto it = in->memo_.find(e.get());
+      if (it != in->memo_.end()) return it->second;
+    }
+    Value v = compute(e);
+    return memo_.emplace(e.get(), std::move(v)).first->second;
+  }
+
+ private:
+  Value compute(const ir::ExprPtr& e) {
+    switch (e->kind()) {
+      case ir::ExprKind::kConstant: return tensor(eval::constant_array(*ir::expr_as<ir::Constant>(e)));
+      case ir::ExprKind::kCall: return call(*ir::expr_as<ir::Call>(e));
+      case ir::ExprKind::kTuple: {
+        Value v;
+        v.is_tuple = true;
+        for (const auto& f : ir::expr_as<ir::Tuple>(e)->fields()) v.fields.push_back(eval(f));
+        return v;
+      }
+      case ir::ExprKind::kTupleGetItem: {
+        const auto* gi = ir::expr_as<ir::TupleGetItem>(e);
+        return eval(gi->tuple()).fields.at(static_cast<size_t>(gi->index()));
+      }
+      case ir::ExprKind::kGridRegion: return loop(*ir::expr_as<ir::GridRegionExpr>(e));
+      case ir::ExprKind::kVar:
+        ir::fail(ErrorKind::kInternal, "internal: Var '" + ir::expr_as<ir::Var>(e)->name() + "' is unbound");
+      case ir::ExprKind::kFunction: unsupported("a Function as a value");
+    }
+    TF_CHECK(false, "unknown Expr kind");
+  }
+
+  // As the evaluator's loop: every rank runs every iteration, in order.
+  Value loop(const ir::GridRegionExpr& g) {
+    const auto& f = g.fields();
+    const int64_t start = eval::resolve_loop_bound(g, f.start, bindings_, "start", false);
+    const int64_t stop = eval::resolve_loop_bound(g, f.extent, bindings_, "extent", false);
+    const int64_t step = eval::resolve_loop_bound(g, f.step, bindings_, "step", true);
+    std::vector<Value> carry;
+    for (const auto& init : f.init_args) carry.push_back(eval(init));
+    for (int64_t i = start; i < stop; i += step) {
+      ir::DimBindings b = bindings_;
+      b[f.induction_var->name()] = i;
+      RankInterpreter iter(rank_, std::move(b), this);
+      NDArray iv = NDArray::empty(ir::DType::kI64, {});
+      *static_cast<int64_t*>(iv.data()) = i;
+      iter.bind(f.induction_var.get(), tensor(std::move(iv)));
+      for (size_t k = 0; k < carry.size(); ++k) iter.bind(f.carried_args[k].get(), carry[k]);
+      std::vector<Value> next;
+      for (const auto& y : f.yield_values) next.push_back(iter.eval(y));
+      carry = std::move(next);
+    }
+    if (carry.size() == 1) return carry[0];
+    Value v;
+    v.is_tuple = true;
+    v.fields = std::move(carry);
+    return v;
+  }
+
+  // The callee's body on this rank, its DimVars bound from the logical
+  // shapes of the call's operands.
+  Value call_function(const ir::Call& c, const std::vector<const Value*>& args) {
+    std::vector<sema::ArgDesc> descs;
+    for (size_t i = 0; i < c.args().size(); ++i) descs.push_back({arg_type(c, i).dtype(), concrete_shape(arg_type(c, i).shape(), bindings_)});
+    ir::DimBindings b = sema::bind_arguments(*c.callee(), descs);
+    const ir::Function& target = c.callee()->is_prototype() ? sema::select_variant(*c.callee(), b) : *c.callee();
+    TF_CHECK(target.body(), "a called function has a body");
+    RankInterpreter in(rank_, std::move(b));
+    for (size_t i = 0; i < args.size(); ++i) in.bind(target.params()[i].get(), *args[i]);
+    return in.eval(target.body());
+  }
+
+  Value call(const ir::Call& c) {
+    std::vector<const Value*> args;
+    for (const auto& a : c.args()) args.push_back(&eval(a));
+    if (c.callee()) return call_function(c, args);
+    const std::string name(c.op()->name());
+    if (name == "Local") return *args[0];  // the rank's share is its local view
+    if (name == "Reshard") return reshard(c, args[0]->t);
+    if (name == "Reduce" && splits_axis(arg_type(c, 0), reduced_axes(c))) return global_then_localize(c, args);
+    const ir::TensorType* rt = ir::as_tensor(c.type());
+    const bool gather_split = name == "Gather" && splits_axis(arg_type(c, 0), {gather_axis(c)});
+    ir::CallPtr local = ir::Call::make_op(c.op(), c.args(), gather_split ? c.type() : local_type(c.type()));
+    std::vector<NDArray> in;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const NDArray& a = args[i]->t;
+      const ir::TensorType* at = ir::as_tensor(c.args()[i]->type());
+      if (gather_split && i == 0) {  // own rows in place, zero rows elsewhere
+        NDArray full = NDArray::empty(a.dtype(), concrete_shape(at->shape(), bindings_));
+        a.copy_to(view_of(full, block_of(*at, rank_.grid, rank_.index, bindings_)));
+        in.push_back(full);
+      } else if (rt && at && !ir::as_shard_layout(at->layout()) && ir::as_shard_layout(rt->layout()) &&
+                 ir::shape_equal(at->shape(), rt->shape())) {
+        // A replicated operand meets a sharded result: take the rank's block.
+        ir::TypePtr as = ir::TensorType::make(at->shape(), at->dtype(), rt->layout());
+        in.push_back(copy_of(view_of(a, block_of(*ir::as_tensor(as), rank_.grid, rank_.index, bindings_))));
+      } else {
+        flatten(*args[i], &in);
+      }
+    }
+    return run_kernel(*local, std::move(in));
+  }
+
+  Value run_kernel(const ir::Call& c, std::vector<NDArray> inputs) {
+    const std::string name(c.op()->name());
+    eval::KernelArgs ka{c, inputs, bindings_};
+    if (eval::TupleKernel tk = eval::kernel_table().find_tuple(name)) {
+      Value v;
+      v.is_tuple = true;
+      for (NDArray& a : tk(ka)) v.fields.push_back(tensor(std::move(a)));
+      return v;
+    }
+    eval::Kernel k = eval::kernel_table().find(name);
+    if (!k) unsupported("no evaluator kernel for op '" + name + "'");
+    return tensor(k(ka));
+  }
+
+  const ir::TensorType& arg_type(const ir::Call& c, size_t i) const {
+    const ir::TensorType* t = ir::as_tensor(c.args()[i]->type());
+    if (!t) unsupported("a tuple operand of '" + std::string(c.op() ? c.op()->name() : "call") + "'");
+    return *t;
+  }
+
+  int64_t gather_axis(const ir::Call& c) const {
+    const int64_t axis = std::get<int64_t>(c.op()->attrs()[0].value);
+    return axis < 0 ? axis + static_cast<int64_t>(arg_type(c, 0).rank()) : axis;
+  }
+
+  std::vector<int64_t> reduced_axes(const ir::Call& c) const {
+    std::vector<int64_t> axes;
+    for (const auto& a : c.op()->attrs())
+      if (a.name == "axes")
+        for (int64_t k : std::get<std::vector<int64_t>>(a.value))
+          axes.push_back(k < 0 ? k + static_cast<int64_t>(arg_type(c, 0).rank()) : k);
+    return axes;
+  }
+
+  // ---- values that cross ranks
+
+  // The logical tensor of a share, on every rank: all-gathers over each
+  // mesh axis (the last first, so the shares arrive in row-major rank
+  // order), then the blocks placed and Partial shares reduced.
+  NDArray gather_global(const NDArray& share, const ir::TensorType& t) {
+    if (!ir::as_shard_layout(t.layout())) return share;
+    NDArray cur = eval::contiguous_copy(share);
+    const int64_t n = cur.numel();
+    cur = NDArray::view(cur, {n}, {1}, 0);
+    const auto& shape = rank_.comm.mesh_shape();
+    for (size_t m = shape.size(); m-- > 0;) {
+      if (shape[m] == 1) continue;
+      NDArray out = NDArray::empty(cur.dtype(), {cur.numel() * shape[m]});
+      rank_.comm.all_gather(m, cur, out);
+      cur = out;
+    }
+    std::vector<NDArray> shares;
+    std::vector<const NDArray*> ptrs;
+    for (size_t r = 0; r < rank_.grid.size(); ++r)
+      shares.push_back(NDArray::view(cur, share.shape(), row_major(share.shape()), static_cast<int64_t>(r) * n));
+    for (const NDArray& s : shares) ptrs.push_back(&s);
+    return assemble(ptrs, t, rank_.grid, bindings_);
+  }
+
+  Value global_then_localize(const ir::Call& c, const std::vector<const Value*>& args) {
+    std::vector<NDArray> in;
+    for (size_t i = 0; i < args.size(); ++i) in.push_back(gather_global(args[i]->t, arg_type(c, i)));
+    NDArray global = run_kernel(c, std::move(in)).t;
+    return tensor(localize(global, *ir::as_tensor(c.type()), rank_.grid, rank_.index, bindings_));
+  }
+
+  Value reshard(const ir::Call& c, const NDArray& x) {
+    const ir::TensorType& src = arg_type(c, 0);
+    const ir::TensorType& dst = *ir::as_tensor(c.type());
+    if (auto moved = one_axis_reshard(src, dst, x)) return tensor(std::move(*moved));
+    const Value v = tensor(x);
+    return global_then_localize(c, {&v});
+  }
+
+  // Whether tensor axis `k` is split by a mesh axis other than m in attrs.
+  static bool split_elsewhere(const std::vector<ir::ShardAttr>& attrs, size_t m, int64_t k) {
+    for (size_t o = 0; o < attrs.size(); ++o)
+      if (o != m && attrs[o].is_split() && attrs[o].pos == k) return true;
+    return false;
+  }
+
+  // The one-collective forms (executor.h); nullopt where they do not apply.
+  std::optional<NDArray> one_axis_reshard(const ir::TensorType& src, const ir::TensorType& dst, const NDArray& x) {
+    const ir::ShardLayout* sl = ir::as_shard_layout(src.layout());
+    const ir::ShardLayout* dl = ir::as_shard_layout(dst.layout());
+    if (!sl || !dl || !sl->mesh()->structural_equal(*dl->mesh())) return std::nullopt;
+    const auto sa = *block_attrs(src, bindings_), da = *block_attrs(dst, bindings_);
+    std::optional<size_t> axis;
+    for (size_t m = 0; m < sa.size(); ++m)
+      if (!(sa[m] == da[m])) {
+        if (axis) return std::nullopt;
+        axis = m;
+      }
+    if (!axis) return copy_of(x);  // the same layout: nothing moves
+    const size_t m = *axis;
+    const ir::ShardAttr from = sa[m], to = da[m];
+    for (const ir::ShardAttr& a : {from, to})
+      if (a.is_split() && (split_elsewhere(sa, m, a.pos) || split_elsewhere(da, m, a.pos))) return std::nullopt;
+    const int64_t group = rank_.comm.mesh_shape()[m];
+    Communicator& comm = rank_.comm;
+    if (from.is_partial() && to.kind == ir::ShardAttr::Kind::kBroadcast) {
+      NDArray out = copy_of(x);
+      comm.all_reduce(m, out, from.reduction);
+      return out;
+    }
+    if (from.is_split() && to.kind == ir::ShardAttr::Kind::kBroadcast) {
+      const size_t d = static_cast<size_t>(from.pos);
+      NDArray xf = to_front(x, d);
+      std::vector<int64_t> shape = xf.shape();
+      shape[0] *= group;
+      NDArray out = NDArray::empty(x.dtype(), shape);
+      comm.all_gather(m, xf, out);
+      return eval::contiguous_copy(from_front(out, d));
+    }
+    if (from.kind == ir::ShardAttr::Kind::kBroadcast && to.is_split()) {
+      Block blk{std::vector<int64_t>(x.ndim(), 0), x.shape()};
+      const size_t d = static_cast<size_t>(to.pos);
+      blk.extent[d] /= group;
+      blk.offset[d] = rank_.comm.coords()[m] * blk.extent[d];
+      return copy_of(view_of(x, blk));
+    }
+    if (from.is_partial() && to.is_split()) {
+      const size_t d = static_cast<size_t>(to.pos);
+      NDArray xf = to_front(x, d);
+      std::vector<int64_t> shape = xf.shape();
+      shape[0] /= group;
+      NDArray out = NDArray::empty(x.dtype(), shape);
+      comm.reduce_scatter(m, xf, out, from.reduction);
+      return eval::contiguous_copy(from_front(out, d));
+    }
+    if (from.is_split() && to.is_split()) return all_to_all(x, static_cast<size_t>(from.pos),
+                                                              static_cast<size_t>(to.pos), m, group);
+    return std::nullopt;
+  }
+
+  // Split(a) -> Split(b) over mesh axis m: slice j of b goes to the rank
+  // with coordinate j; the a-blocks that come back are placed side by side.
+  NDArray all_to_all(const NDArray& x, size_t a, size_t b, size_t m, int64_t group) {
+    NDArray xf = to_front(x, b);
+    NDArray got = NDArray::empty(x.dtype(), xf.shape());
+    rank_.comm.all_to_all(m, xf, got);
+    std::vector<int64_t> piece_shape = xf.shape();
+    piece_shape[0] /= group;
+    std::vector<int64_t> out_shape = x.shape();
+    out_shape[a] *= group;
+    out_shape[b] /= group;
+    NDArray out = NDArray::empty(x.dtype(), out_shape);
+    int64_t piece = 1;
+    for (int64_t e : piece_shape) piece *= e;
+    for (int64_t i = 0; i < group; ++i) {
+      NDArray p = NDArray::view(got, piece_shape, row_major(piece_shape), i * piece);
+      Block blk{std::vector<int64_t>(out.ndim(), 0), out_shape};
+      blk.extent[a] = x.shape()[a];
+      blk.offset[a] = i * x.shape()[a];
+      eval::contiguous_copy(from_front(p, b)).copy_to(view_of(out, blk));
+    }
+    return out;
+  }
+
+  const Rank& rank_;
+  ir::DimBindings bindings_;
+  const RankInterpreter* parent_;
+  std::unordered_map<const ir::Expr*, Value> memo_;
+};
+
+void collect(const Value& v, std::vector<NDArray>* out) {
+  if (!v.is_tuple) {
+    out->push_back(eval::contiguous_copy(v.t));
+    return;
+  }
+  for (const Value& f : v.fields) collect(f, out);
+}
+
+}  // namespace
+
+ir::MeshPtr function_mesh(const ir::Function& fn) {
+  ir::MeshPtr found;
+  auto see = [&](const ir::TypePtr& t) {
+    for (const auto& leaf : ir::flatten_tensor_types(t))
+      if (const ir::ShardLayout* l = ir::as_shard_layout(leaf->layout())) {
+        if (found && !found->structural_equal(*l->mesh())) unsupported("more than one mesh in one function");
+        found = l->mesh();
+      }
+  };
+  for (const auto& p : fn.params()) see(p->type());
+  std::unordered_set<const ir::Expr*> seen;
+  std::vector<ir::ExprPtr> stack{fn.body()};
+  while (!stack.empty()) {
+    ir::ExprPtr e = stack.back();
+    stack.pop_back();
+    if (!e || !seen.insert(e.get()).second) continue;
+    if (e->type()) see(e->type());
+    if (e->kind() == ir::ExprKind::kCall)
+      for (const auto& a : ir::expr_as<ir::Call>(e)->args()) stack.push_back(a);
+    else if (e->kind() == ir::ExprKind::kTuple)
+      for (const auto& a : ir::expr_as<ir::Tuple>(e)->fields()) stack.push_back(a);
+    else if (e->kind() == ir::ExprKind::kTupleGetItem)
+      stack.push_back(ir::expr_as<ir::TupleGetItem>(e)->tuple());
+    else if (e->kind() == ir::ExprKind::kGridRegion) {
+      const auto& f = ir::expr_as<ir::GridRegionExpr>(e)->fields();
+      for (const auto& a : f.init_args) stack.push_back(a);
+      for (const auto& a : f.yield_values) stack.push_back(a);
+    }
+  }
+  return found;
+}
+
+std::vector<NDArray> run_rank(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs,
+                              Communicator& comm) {
+  (void)m;  // callees are reached through Call nodes; the module is the scope
+  if (!fn.body()) ir::fail(ErrorKind::kUnsupported, "spmd: '" + fn.name() + "' has no body");
+  Grid grid{function_mesh(fn)};
+  const std::vector<int64_t> mesh_shape = grid.mesh ? grid.mesh->shape : std::vector<int64_t>{};
+  if (comm.mesh_shape() != mesh_shape)
+    ir::fail(ErrorKind::kInvalidArgument, "spmd: '" + fn.name() + "' runs on a mesh of shape " +
+                                              ir::shape_to_string(ir::Shape(mesh_shape.begin(), mesh_shape.end())) +
+                                              ", but the communicator's is " +
+                                              ir::shape_to_string(ir::Shape(comm.mesh_shape().begin(), comm.mesh_shape().end())));
+  if (inputs.size() != fn.params().size())
+    ir::fail(ErrorKind::kInvalidArgument, "'" + fn.name() + "' takes " + std::to_string(fn.params().size()) +
+                                              " input(s), but got " + std::to_string(inputs.size()));
+  Rank rank{grid, grid.mesh ? grid.rank_of(comm.coords()) : 0, comm};
+  RankInterpreter in(rank, ir::DimBindings{});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType* t = ir::as_tensor(fn.params()[i]->type());
+    if (!t) unsupported("a non-tensor parameter");
+    const std::vector<int64_t> want = block_of(*t, grid, rank.index).extent;
+    if (inputs[i].dtype() != t->dtype() || inputs[i].shape() != want)
+      ir::fail(ErrorKind::kInvalidArgument,
+               "input #" + std::to_string(i) + " (" + fn.params()[i]->name() + ") is " +
+                   std::string(ir::dtype_name(inputs[i].dtype())) + " " +
+                   ir::shape_to_string(ir::Shape(inputs[i].shape().begin(), inputs[i].shape().end())) +
+                   ", but this rank's share of " + t->to_string() + " is " + std::string(ir::dtype_name(t->dtype())) +
+                   " " + ir::shape_to_string(ir::Shape(want.begin(), want.end())));
+    in.bind(fn.params()[i].get(), tensor(inputs[i]));
+  }
+  std::vector<NDArray> out;
+  collect(in.eval(fn.body()), &out);
+  return out;
+}
+
+}  // namespace tf::spmd

@@ -1,0 +1,41 @@
+// The SPMD executor: one rank's run of a device-sharded function. Every
+// rank of a mesh runs the same function on its own shares of the arguments
+// (blocks.h says which) and calls its Communicator where a value crosses
+// ranks:
+// * Reshard between layouts that differ on one mesh axis m is one
+//   collective of m's group: Partial -> Broadcast all-reduce, Partial ->
+//   Split reduce-scatter, Split -> Broadcast all-gather, Split(a) ->
+//   Split(b) all-to-all, Broadcast -> Split a local slice (no
+//   communication). Any other Reshard, and a Reduce over a split axis,
+//   gather the logical operand on every rank (all-gathers over each mesh
+//   axis), compute it there and keep the rank's share of the result: the
+//   typing rule's meaning, at a communication cost the one-axis forms avoid.
+// * A Gather on a split axis runs on the rank's own rows (zeros elsewhere;
+//   the result is Partial(sum) by its typing rule); every other op runs on
+//   the rank's shares with its local result type.
+// Loops run on every rank alike, so collectives inside them meet; a call
+// runs the callee's body on the same rank.
+#pragma once
+
+#include <vector>
+
+#include "core/ir/module.h"
+#include "core/runtime/ndarray.h"
+#include "core/spmd/communicator.h"
+
+namespace tf::spmd {
+
+// The one mesh of a function's types (parameters, result, body); null when
+// it has none. Error(kUnsupported) for two different meshes.
+ir::MeshPtr function_mesh(const ir::Function& fn);
+
+// Runs `fn` on this rank: `inputs` are the rank's shares of the arguments
+// (borrowed, never written), in parameter order. Returns the rank's shares
+// of the result's tensor leaves, fresh and contiguous. Error(kInvalidArgument)
+// when a share's dtype or shape is not the one its parameter's type gives
+// this rank; errors of ops and collectives as they arise. The communicator's
+// mesh shape must equal the function's mesh's.
+std::vector<runtime::NDArray> run_rank(const ir::Module& m, const ir::Function& fn,
+                                       const std::vector<runtime::NDArray>& inputs, Communicator& comm);
+
+}  // namespace tf::spmd

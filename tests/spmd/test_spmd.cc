@@ -1,0 +1,374 @@
+// The SPMD executor over the in-process mesh: every Reshard direction and
+// Partial reduction on 1-D and 2-D device meshes, loops and calls with
+// collectives inside, the tensor-parallel MLP, and failures that must
+// surface as errors on every rank instead of hangs. Each program runs on
+// its ranks (threads, one communicator each, recording the collectives they
+// call) and is compared with the plain evaluator on the logical tensors.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "core/eval/evaluator.h"
+#include "core/frontend/parser.h"
+#include "core/ir/error.h"
+#include "core/spmd/blocks.h"
+#include "core/spmd/executor.h"
+#include "core/spmd/local_mesh.h"
+#include "core/spmd/virtual_mesh.h"
+
+namespace tf {
+namespace {
+using runtime::NDArray;
+
+const char* kHeader = R"(from tilefoundry.dsl import *
+TARGET = Target("cpu", topology=(("device", 4), ("cta", 1)))
+d4 = Mesh(topology="device", shape=(4,), axes=("tp",))
+d22 = Mesh(topology="device", shape=(2, 2), axes=("dp", "tp"))
+)";
+
+// Forwards to a rank's communicator and records what it was asked to do.
+class Recording final : public spmd::Communicator {
+ public:
+  explicit Recording(std::unique_ptr<spmd::Communicator> c) : c_(std::move(c)) {}
+  const std::vector<int64_t>& mesh_shape() const override { return c_->mesh_shape(); }
+  const std::vector<int64_t>& coords() const override { return c_->coords(); }
+  void all_reduce(size_t axis, const NDArray& buf, ir::Reduction r) override {
+    note("all_reduce", axis, buf.numel());
+    c_->all_reduce(axis, buf, r);
+  }
+  void all_gather(size_t axis, const NDArray& in, const NDArray& out) override {
+    note("all_gather", axis, in.numel());
+    c_->all_gather(axis, in, out);
+  }
+  void reduce_scatter(size_t axis, const NDArray& in, const NDArray& out, ir::Reduction r) override {
+    note("reduce_scatter", axis, in.numel());
+    c_->reduce_scatter(axis, in, out, r);
+  }
+  void all_to_all(size_t axis, const NDArray& in, const NDArray& out) override {
+    note("all_to_all", axis, in.numel());
+    c_->all_to_all(axis, in, out);
+  }
+  std::vector<std::string> calls;
+  int64_t elements_sent = 0;
+
+ private:
+  void note(const char* what, size_t axis, int64_t n) {
+    calls.push_back(std::string(what) + "@" + std::to_string(axis));
+    elements_sent += n;
+  }
+  std::unique_ptr<spmd::Communicator> c_;
+};
+
+NDArray random_f32(const std::vector<int64_t>& shape, std::mt19937& rng) {
+  NDArray a = NDArray::empty(ir::DType::kF32, shape);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  for (int64_t i = 0; i < a.numel(); ++i) static_cast<float*>(a.data())[i] = u(rng);
+  return a;
+}
+
+// A genuine share per rank of a Partial parameter: for sum, weights 1..n
+// over their sum; for max / min, each element whole on one share (which
+// one varies with the element) and the identity on the others.
+void shares_of(NDArray& local, size_t share, size_t shares, ir::Reduction r) {
+  float* p = static_cast<float*>(local.data());
+  for (int64_t i = 0; i < local.numel(); ++i) {
+    if (r == ir::Reduction::kSum)
+      p[i] *= static_cast<float>(share + 1) / static_cast<float>(shares * (shares + 1) / 2);
+    else if (static_cast<size_t>(i) % shares != share)
+      p[i] = r == ir::Reduction::kMax ? -INFINITY : INFINITY;
+  }
+}
+
+struct MeshRun {
+  std::vector<NDArray> results;            // logical
+  std::vector<std::vector<std::string>> calls;  // per rank
+  int64_t elements_sent = 0;               // by rank 0
+};
+
+// Runs `fn` on every rank of its mesh from the logical inputs.
+MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs) {
+  spmd::Grid g{spmd::function_mesh(fn)};
+  spmd::LocalMesh mesh(g.mesh->shape);
+  std::vector<std::vector<NDArray>> outs(g.size());
+  std::vector<std::unique_ptr<Recording>> comms;
+  for (size_t r = 0; r < g.size(); ++r) comms.push_back(std::make_unique<Recording>(mesh.communicator(r)));
+  std::vector<std::string> errors(g.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < g.size(); ++r)
+    threads.emplace_back([&, r] {
+      try {
+        std::vector<NDArray> shares;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
+          NDArray local = spmd::copy_of(spmd::view_of(inputs[i], spmd::block_of(t, g, r)));
+          if (const ir::ShardLayout* l = ir::as_shard_layout(t.layout()); l && l->has_partial()) {
+            auto [share, count] = spmd::partial_share(*l, g, r);
+            shares_of(local, share, count, *spmd::partial_reduction(*l));
+          }
+          shares.push_back(local);
+        }
+        outs[r] = spmd::run_rank(m, fn, shares, *comms[r]);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+        mesh.abort(r, e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (size_t r = 0; r < g.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+  MeshRun run;
+  const auto leaves = ir::flatten_tensor_types(fn.body()->type());
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    std::vector<const NDArray*> locals;
+    for (size_t r = 0; r < g.size(); ++r) locals.push_back(&outs[r].at(j));
+    run.results.push_back(spmd::assemble(locals, *leaves[j], g));
+  }
+  for (auto& c : comms) run.calls.push_back(c->calls);
+  run.elements_sent = comms[0]->elements_sent;
+  return run;
+}
+
+void expect_close(const NDArray& got, const NDArray& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_NEAR(static_cast<const float*>(got.data())[i], static_cast<const float*>(want.data())[i], 1e-4)
+        << what << " at " << i;
+}
+
+ir::ModulePtr parse(const std::string& src) { return frontend::parse_module(std::string(kHeader) + src, "spmd.tf"); }
+
+// reshard(x) from `from` to `to` keeps the logical value, through `calls`
+// (the collectives every rank makes, in order).
+void expect_reshard(const std::string& mesh, const std::string& from, const std::string& to,
+                    const std::vector<std::string>& calls) {
+  const std::string src = "@func\ndef f(x: Tensor[(8, 12), f32, ShardLayout(" + mesh + ", (" + from +
+                          ",))]) -> Tensor[(8, 12), f32, ShardLayout(" + mesh + ", (" + to +
+                          ",))]:\n    return reshard(x, layout=ShardLayout(" + mesh + ", (" + to + ",)))\n";
+  SCOPED_TRACE(from + " -> " + to);
+  ir::ModulePtr m = parse(src);
+  std::mt19937 rng(3);
+  NDArray x = random_f32({8, 12}, rng);
+  MeshRun run = run_on_mesh(*m, *m->lookup("f"), {x});
+  expect_close(run.results[0], x, src);
+  for (const auto& c : run.calls) EXPECT_EQ(c, calls);
+}
+
+TEST(Spmd, ReshardOnOneAxisIsOneCollective) {
+  expect_reshard("d4", "Partial(\"sum\")", "Broadcast()", {"all_reduce@0"});
+  expect_reshard("d4", "Partial(\"max\")", "Broadcast()", {"all_reduce@0"});
+  expect_reshard("d4", "Partial(\"min\")", "Broadcast()", {"all_reduce@0"});
+  expect_reshard("d4", "Partial(\"sum\")", "Split(axis=0)", {"reduce_scatter@0"});
+  expect_reshard("d4", "Partial(\"max\")", "Split(axis=1)", {"reduce_scatter@0"});
+  expect_reshard("d4", "Split(axis=0)", "Broadcast()", {"all_gather@0"});
+  expect_reshard("d4", "Split(axis=1)", "Broadcast()", {"all_gather@0"});
+  expect_reshard("d4", "Split(axis=0)", "Split(axis=1)", {"all_to_all@0"});
+  expect_reshard("d4", "Split(axis=1)", "Split(axis=0)", {"all_to_all@0"});
+  expect_reshard("d4", "Broadcast()", "Split(axis=0)", {});
+  expect_reshard("d4", "Broadcast()", "Split(axis=1)", {});
+  expect_reshard("d4", "Split(axis=1)", "Split(axis=1)", {});
+}
+
+TEST(Spmd, OtherReshardsGatherTheLogicalValue) {
+  // No single collective gives these; the value is still right.
+  expect_reshard("d4", "Broadcast()", "Partial(\"sum\")", {"all_gather@0"});
+  expect_reshard("d4", "Split(axis=0)", "Partial(\"sum\")", {"all_gather@0"});
+  expect_reshard("d4", "Partial(\"sum\")", "Partial(\"max\")", {"all_gather@0"});
+}
+
+TEST(Spmd, ReshardOnATwoByTwoMesh) {
+  expect_reshard("d22", "Split(axis=0), Partial(\"sum\")", "Split(axis=0), Broadcast()", {"all_reduce@1"});
+  expect_reshard("d22", "Split(axis=0), Split(axis=1)", "Broadcast(), Split(axis=1)", {"all_gather@0"});
+  expect_reshard("d22", "Split(axis=0), Split(axis=1)", "Split(axis=0), Broadcast()", {"all_gather@1"});
+  expect_reshard("d22", "Partial(\"sum\"), Split(axis=1)", "Split(axis=0), Split(axis=1)", {"reduce_scatter@0"});
+  expect_reshard("d22", "Split(axis=0), Split(axis=1)", "Split(axis=1), Split(axis=0)",
+                 {"all_gather@1", "all_gather@0"});
+  expect_reshard("d22", "Split(axis=0), Broadcast()", "Split(axis=0), Split(axis=1)", {});
+  expect_reshard("d22", "Broadcast(), Split(axis=1)", "Split(axis=1), Split(axis=0)",
+                 {"all_gather@1", "all_gather@0"});
+  // Both mesh axes split axis 0: gathering one of them is not one block.
+  expect_reshard("d22", "Split(axis=0), Split(axis=0)", "Split(axis=0), Broadcast()",
+                 {"all_gather@1", "all_gather@0"});
+  expect_reshard("d22", "Partial(\"sum\"), Partial(\"sum\")", "Broadcast(), Broadcast()",
+                 {"all_gather@1", "all_gather@0"});
+}
+
+TEST(Spmd, TensorParallelMlpMatchesThePlainProgram) {
+  ir::ModulePtr m = parse(R"(
+dev = Mesh(topology="device", shape=(4,), axes=("tp",))
+
+@func
+def mlp(x: Tensor[(4, 8), f32, ShardLayout(dev, (Broadcast(),))],
+        w1: Tensor[(8, 16), f32, ShardLayout(dev, (Split(axis=1),))],
+        w2: Tensor[(16, 8), f32, ShardLayout(dev, (Split(axis=0),))],
+        g: Tensor[(8,), f32, ShardLayout(dev, (Broadcast(),))]) -> Tensor[(4, 8), f32, ShardLayout(dev, (Broadcast(),))]:
+    y = silu(x @ w1) @ w2
+    y = reshard(y, layout=ShardLayout(dev, (Broadcast(),)))
+    return rms_norm(y + x, g, eps=1e-6)
+
+@func
+def plain(x: Tensor[(4, 8), f32], w1: Tensor[(8, 16), f32], w2: Tensor[(16, 8), f32], g: Tensor[(8,), f32]) -> Tensor[(4, 8), f32]:
+    return rms_norm(silu(x @ w1) @ w2 + x, g, eps=1e-6)
+)");
+  std::mt19937 rng(5);
+  std::vector<NDArray> in{random_f32({4, 8}, rng), random_f32({8, 16}, rng), random_f32({16, 8}, rng),
+                          random_f32({8}, rng)};
+  NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
+  MeshRun run = run_on_mesh(*m, *m->lookup("mlp"), in);
+  expect_close(run.results[0], want, "mlp");
+  // One all-reduce of the [4, 8] partial product: the minimum the types need.
+  for (const auto& c : run.calls) EXPECT_EQ(c, std::vector<std::string>{"all_reduce@0"});
+  EXPECT_EQ(run.elements_sent, 4 * 8);
+  expect_close(spmd::evaluate_virtual_mesh(*m, *m->lookup("mlp"), in)[0], want, "virtual mesh");
+}
+
+TEST(Spmd, CollectivesRunInsideLoopsAndCalledFunctions) {
+  ir::ModulePtr m = parse(R"(
+@func
+def complete(p: Tensor[(8, 12), f32, ShardLayout(d4, (Partial("sum"),))]) -> Tensor[(8, 12), f32, ShardLayout(d4, (Broadcast(),))]:
+    return reshard(p, layout=ShardLayout(d4, (Broadcast(),)))
+
+@func
+def looped(x: Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=1),))],
+           w: Tensor[(12, 12), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=1),))]:
+    h = x
+    for i in range(3):
+        b = complete(h @ w) * 0.5
+        h = reshard(b, layout=ShardLayout(d4, (Split(axis=1),)))
+    return h
+
+@func
+def plain(x: Tensor[(8, 12), f32], w: Tensor[(12, 12), f32]) -> Tensor[(8, 12), f32]:
+    h = x
+    for i in range(3):
+        h = (h @ w) * 0.5
+    return h
+)");
+  std::mt19937 rng(7);
+  std::vector<NDArray> in{random_f32({8, 12}, rng), random_f32({12, 12}, rng)};
+  NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
+  MeshRun run = run_on_mesh(*m, *m->lookup("looped"), in);
+  expect_close(run.results[0], want, "looped");
+  const std::vector<std::string> three(3, "all_reduce@0");
+  for (const auto& c : run.calls) EXPECT_EQ(c, three);
+  expect_close(spmd::evaluate_virtual_mesh(*m, *m->lookup("looped"), in)[0], want, "virtual mesh");
+}
+
+TEST(Spmd, AReductionOverASplitAxisInsideALoop) {
+  ir::ModulePtr m = parse(R"(
+@func
+def f(x: Tensor[(8, 12), f32, ShardLayout(d22, (Split(axis=0), Split(axis=1)))]) -> Tensor[(12,), f32, ShardLayout(d22, (Broadcast(), Split(axis=0)))]:
+    acc = sum(x, axes=(0,), keepdim=False)
+    for i in range(2):
+        acc = acc + sum(x * 2.0, axes=(0,), keepdim=False)
+    return acc
+
+@func
+def plain(x: Tensor[(8, 12), f32]) -> Tensor[(12,), f32]:
+    acc = sum(x, axes=(0,), keepdim=False)
+    for i in range(2):
+        acc = acc + sum(x * 2.0, axes=(0,), keepdim=False)
+    return acc
+)");
+  std::mt19937 rng(9);
+  std::vector<NDArray> in{random_f32({8, 12}, rng)};
+  NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
+  expect_close(run_on_mesh(*m, *m->lookup("f"), in).results[0], want, "reduce in a loop");
+}
+
+TEST(Spmd, RanksThatDisagreeAtACollectiveFailInsteadOfCorrupting) {
+  spmd::LocalMesh mesh({2});
+  std::string err0, err1;
+  std::thread t0([&] {
+    try {
+      NDArray a = NDArray::empty(ir::DType::kF32, {4});
+      mesh.communicator(0)->all_reduce(0, a, ir::Reduction::kSum);
+    } catch (const ir::Error& e) {
+      err0 = e.what();
+      mesh.abort(0, e.what());
+    }
+  });
+  std::thread t1([&] {
+    try {
+      NDArray a = NDArray::empty(ir::DType::kF32, {4}), out = NDArray::empty(ir::DType::kF32, {8});
+      mesh.communicator(1)->all_gather(0, a, out);
+    } catch (const ir::Error& e) {
+      err1 = e.what();
+      mesh.abort(1, e.what());
+    }
+  });
+  t0.join();
+  t1.join();
+  EXPECT_NE(err0.find("disagree"), std::string::npos) << err0;
+  EXPECT_NE(err0.find("all_gather"), std::string::npos) << err0;
+  EXPECT_NE(err1.find("disagree"), std::string::npos) << err1;
+}
+
+TEST(Spmd, AFailedRankStopsTheOthersAtTheirNextCollective) {
+  spmd::LocalMesh mesh({2});
+  std::string err;
+  std::thread waiter([&] {
+    try {
+      NDArray a = NDArray::empty(ir::DType::kF32, {4});
+      mesh.communicator(0)->all_reduce(0, a, ir::Reduction::kSum);
+    } catch (const ir::Error& e) {
+      EXPECT_EQ(e.kind(), ir::ErrorKind::kRuntime);
+      err = e.what();
+    }
+  });
+  EXPECT_TRUE(mesh.abort(1, "boom"));
+  EXPECT_FALSE(mesh.abort(1, "again"));
+  waiter.join();
+  EXPECT_NE(err.find("rank 1 failed: boom"), std::string::npos) << err;
+  // A later collective fails at once.
+  NDArray a = NDArray::empty(ir::DType::kF32, {4});
+  EXPECT_THROW(mesh.communicator(0)->all_reduce(0, a, ir::Reduction::kSum), ir::Error);
+}
+
+TEST(Spmd, ABadShareOnOneRankIsAnErrorOnEveryRank) {
+  ir::ModulePtr m = parse(R"(
+@func
+def f(x: Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(8, 12), f32, ShardLayout(d4, (Broadcast(),))]:
+    return reshard(x * 2.0, layout=ShardLayout(d4, (Broadcast(),)))
+)");
+  const ir::Function& fn = *m->lookup("f");
+  spmd::LocalMesh mesh({4});
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        auto comm = mesh.communicator(r);
+        NDArray share = NDArray::empty(ir::DType::kF32, {r == 2 ? int64_t{3} : int64_t{2}, 12});
+        spmd::run_rank(*m, fn, {share}, *comm);
+      } catch (const ir::Error& e) {
+        errors[r] = e.what();
+        mesh.abort(r, e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_NE(errors[2].find("this rank's share of"), std::string::npos) << errors[2];
+  EXPECT_NE(errors[2].find("is f32 (3, 12)"), std::string::npos) << errors[2];
+  for (size_t r : {0, 1, 3}) EXPECT_NE(errors[r].find("rank 2 failed"), std::string::npos) << errors[r];
+}
+
+TEST(Spmd, TheCommunicatorMustHaveTheFunctionsMeshShape) {
+  ir::ModulePtr m = parse(R"(
+@func
+def f(x: Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=0),))]:
+    return x * 2.0
+)");
+  spmd::LocalMesh mesh({2, 2});
+  auto comm = mesh.communicator(0);
+  try {
+    spmd::run_rank(*m, *m->lookup("f"), {NDArray::empty(ir::DType::kF32, {2, 12})}, *comm);
+    ADD_FAILURE() << "ran on the wrong mesh";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(e.kind(), ir::ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("mesh of shape"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tf
