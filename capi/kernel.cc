@@ -7,6 +7,7 @@
 #include "capi/aot.h"
 #include "core/compiler/in_place.h"
 #include "core/eval/evaluator.h"
+#include "core/spmd/executor.h"
 #include "core/spmd/virtual_mesh.h"
 #include "core/frontend/suggest.h"
 #include "core/ir/error.h"
@@ -74,7 +75,12 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
   ir::FunctionPtr f = find_function(*m, fn);
   std::shared_ptr<const compiler::CompiledFunction> native;
   std::string reason;
-  if (requested == TF_BACKEND_NATIVE) {
+  const ir::MeshPtr mesh = spmd::function_mesh(*f);
+  if (requested == TF_BACKEND_NATIVE && mesh && mesh->level == "device") {
+    // Its ranks run through the SPMD executor (tf_kernel_call_rank).
+    reason = "'" + fn + "' is sharded over a device mesh: each rank runs the evaluator's kernels between "
+             "collectives (native code for those segments is not generated yet)";
+  } else if (requested == TF_BACKEND_NATIVE) {
     // A module loaded from an AOT library runs the library's code: no compiler.
     if (auto lib = aot_library_of(*m)) native = compiler::bind_library_function(lib, *f);
     try {

@@ -40,6 +40,7 @@ class Kernel {
   const ir::TensorType& input_type(size_t i) const { return *inputs_.at(i); }
   const ir::TensorType& output_type(size_t i) const { return *outputs_.at(i); }
   const ir::Function& function() const { return *fn_; }
+  const ir::Module& module() const { return *module_; }
   // The input whose buffer receives output i (an in-place result), or -1.
   int64_t output_alias(size_t i) const { return fn_->inplace_param(i); }
   bool has_aliases() const { return !fn_->inplace().empty(); }

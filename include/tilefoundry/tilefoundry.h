@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 7
+#define TF_VERSION_MINOR 8
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
@@ -81,7 +81,7 @@ typedef enum tf_status {
 typedef enum tf_backend {
   TF_BACKEND_NATIVE = 0,    /* compiled native code (falls back to the evaluator when unavailable) */
   TF_BACKEND_EVALUATOR = 1, /* the reference evaluator */
-  TF_BACKEND_VIRTUAL_MESH = 2 /* the evaluator, once per mesh instance on local shards (docs/sharding.md) */
+  TF_BACKEND_VIRTUAL_MESH = 2 /* every rank of the mesh as a thread of this process (docs/sharding.md) */
 } tf_backend;
 
 /* Options of tf_kernel_compile. Zero-initialize, then set struct_size =
@@ -299,6 +299,82 @@ TF_API tf_status tf_memory_empty_cache(void);
 TF_API tf_status tf_set_num_threads(int32_t n);
 /* The setting: n as last set, 0 when unset. */
 TF_API tf_status tf_get_num_threads(int32_t* out);
+
+/* --- sharded kernels across ranks (SPMD) ------------------------------- */
+/* A function whose types carry ShardLayouts over a device mesh runs SPMD:
+ * every rank of the mesh (a process, typically) calls tf_kernel_call_rank
+ * with its own shares of the arguments and receives its shares of the
+ * results; values cross ranks only through the collectives of a
+ * tf_communicator the host fills in over its own engine (MPI,
+ * torch.distributed, ...). docs/sharding.md says which share of a tensor a
+ * rank holds and which collective each Reshard makes. Since 0.8. */
+
+typedef enum tf_reduction {
+  TF_REDUCTION_SUM = 0,
+  TF_REDUCTION_MAX = 1,
+  TF_REDUCTION_MIN = 2
+} tf_reduction;
+
+typedef enum tf_shard_kind {
+  TF_SHARD_BROADCAST = 0, /* every rank of the axis holds the whole tensor */
+  TF_SHARD_SPLIT = 1,     /* the axis's ranks hold consecutive blocks of tensor_axis */
+  TF_SHARD_PARTIAL = 2    /* the tensor is the reduction of the axis's ranks' shares */
+} tf_shard_kind;
+
+/* The state of a tensor on one mesh axis. */
+typedef struct tf_shard_attr {
+  int32_t kind;        /* a tf_shard_kind */
+  int32_t tensor_axis; /* TF_SHARD_SPLIT: the tensor axis the mesh axis partitions; else -1 */
+  int32_t reduction;   /* TF_SHARD_PARTIAL: a tf_reduction; else -1 */
+} tf_shard_attr;
+
+/* One rank's collectives. The group of mesh axis `axis` is the ranks whose
+ * coordinates equal this rank's on every other axis, ordered by their
+ * coordinate on `axis`. Every tensor is contiguous and on the kernel's
+ * device, and every rank of a group passes the same dtype and sizes:
+ *   all_reduce:     buf <- the reduction of the group's bufs, in place
+ *   all_gather:     out (group x n elements) <- the group's in (n each), in order
+ *   reduce_scatter: in (group x n): block j, reduced over the group, to the
+ *                   out (n) of the rank with coordinate j
+ *   all_to_all:     in (group x n): block j to the rank with coordinate j;
+ *                   out block i from the rank with coordinate i
+ * (NCCL's and torch.distributed's "into tensor" forms). Each returns 0, or
+ * nonzero after writing a NUL-terminated message of at most errlen bytes to
+ * err; the kernel then fails with TF_ERR_RUNTIME and that message. A host
+ * must make a failure on one rank an error on the others (a timeout of its
+ * engine), never a hang. Zero-initialize, set struct_size =
+ * sizeof(tf_communicator); fields are only ever appended. */
+typedef struct tf_communicator {
+  uint32_t struct_size;
+  int32_t num_axes;           /* the kernel's mesh axes (tf_kernel_mesh_rank) */
+  const int64_t* axis_size;   /* num_axes entries: the ranks on each axis, as the kernel's mesh */
+  const int64_t* axis_coord;  /* num_axes entries: this rank's coordinate on each */
+  void* ctx;                  /* passed back to every call */
+  int32_t (*all_reduce)(void* ctx, int32_t axis, DLTensor* buf, int32_t reduction, char* err, size_t errlen);
+  int32_t (*all_gather)(void* ctx, int32_t axis, const DLTensor* in, DLTensor* out, char* err, size_t errlen);
+  int32_t (*reduce_scatter)(void* ctx, int32_t axis, const DLTensor* in, DLTensor* out, int32_t reduction,
+                            char* err, size_t errlen);
+  int32_t (*all_to_all)(void* ctx, int32_t axis, const DLTensor* in, DLTensor* out, char* err, size_t errlen);
+} tf_communicator;
+
+/* The number of axes of k's device mesh; 0 for a kernel without one. */
+TF_API tf_status tf_kernel_mesh_rank(tf_kernel k, int32_t* num_axes);
+/* Mesh axis `axis`: its number of ranks and its name (*name lives as long as k). */
+TF_API tf_status tf_kernel_mesh_axis(tf_kernel k, int32_t axis, int64_t* extent, const char** name);
+/* The state of input i / output i on mesh axis `axis` (Broadcast for a
+ * tensor without a ShardLayout). */
+TF_API tf_status tf_kernel_input_shard(tf_kernel k, size_t i, int32_t axis, tf_shard_attr* out);
+TF_API tf_status tf_kernel_output_shard(tf_kernel k, size_t i, int32_t axis, tf_shard_attr* out);
+/* Runs k on this rank: in[i] is this rank's share of argument i (its shape
+ * is the block the parameter's type gives this rank's coordinates); out[i]
+ * receives a newly allocated share of result i, owned by the caller as with
+ * tf_kernel_call. Every rank of the mesh must make the same call. A share of
+ * the wrong dtype or shape is TF_ERR_INVALID_ARGUMENT before any collective;
+ * a communicator that does not describe k's mesh is TF_ERR_INVALID_ARGUMENT.
+ * Ranks compute with the reference evaluator's kernels today. On failure
+ * every out[i] is left as it was. */
+TF_API tf_status tf_kernel_call_rank(tf_kernel k, const DLTensor* in, size_t n_in, DLManagedTensor** out,
+                                     size_t n_out, const tf_communicator* comm);
 
 #ifdef __cplusplus
 } /* extern "C" */
