@@ -18,7 +18,7 @@ from .errors import AbiMismatchError, TileFoundryError
 # here), is refused when loaded. tests/python/test_packaging.py keeps these
 # equal to the header's TF_VERSION_MAJOR / TF_VERSION_MINOR.
 ABI_MAJOR = 0
-ABI_MINOR = 7
+ABI_MINOR = 8
 
 TF_OK = 0
 TF_MAX_NDIM = 8
@@ -46,6 +46,38 @@ class InputAxis(ctypes.Structure):
     """tf_input_axis: what binding requires of one input axis (since 0.4)."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("rule", ctypes.c_int32)] + [
         (name, ctypes.c_int64) for name in ("value", "lo", "hi", "dimvar_input", "dimvar_axis")]
+
+
+class ShardAttr(ctypes.Structure):
+    """tf_shard_attr: a tensor's state on one mesh axis (since 0.8)."""
+    _fields_ = [("kind", ctypes.c_int32), ("tensor_axis", ctypes.c_int32), ("reduction", ctypes.c_int32)]
+
+
+TF_SHARD_BROADCAST, TF_SHARD_SPLIT, TF_SHARD_PARTIAL = 0, 1, 2
+TF_REDUCTION_NAMES = ("sum", "max", "min")  # index = tf_reduction
+
+# The collectives of a tf_communicator (since 0.8); err is a char buffer.
+ALL_REDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(DLTensor),
+                                 ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t)
+MOVE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(DLTensor),
+                           ctypes.POINTER(DLTensor), ctypes.c_void_p, ctypes.c_size_t)
+REDUCE_SCATTER_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(DLTensor),
+                                     ctypes.POINTER(DLTensor), ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t)
+
+
+class Communicator(ctypes.Structure):
+    """tf_communicator (since 0.8)."""
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("num_axes", ctypes.c_int32),
+        ("axis_size", ctypes.POINTER(ctypes.c_int64)),
+        ("axis_coord", ctypes.POINTER(ctypes.c_int64)),
+        ("ctx", ctypes.c_void_p),
+        ("all_reduce", ALL_REDUCE_FN),
+        ("all_gather", MOVE_FN),
+        ("reduce_scatter", REDUCE_SCATTER_FN),
+        ("all_to_all", MOVE_FN),
+    ]
 
 
 def package_dir() -> Path:
@@ -122,6 +154,12 @@ _PROTOTYPES = {
                                               _PSZ]),
     "tf_kernel_output_extent": (ctypes.c_int, [_P, _SZ, _SZ, ctypes.POINTER(ctypes.c_int64), _SZ,
                                                _PSZ]),
+    "tf_kernel_mesh_rank": (ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_int32)]),
+    "tf_kernel_mesh_axis": (ctypes.c_int, [_P, ctypes.c_int32, ctypes.POINTER(ctypes.c_int64), _PSTR]),
+    "tf_kernel_input_shard": (ctypes.c_int, [_P, _SZ, ctypes.c_int32, ctypes.POINTER(ShardAttr)]),
+    "tf_kernel_output_shard": (ctypes.c_int, [_P, _SZ, ctypes.c_int32, ctypes.POINTER(ShardAttr)]),
+    "tf_kernel_call_rank": (ctypes.c_int, [_P, _PTEN, _SZ, ctypes.POINTER(ctypes.POINTER(DLManagedTensor)), _SZ,
+                                           ctypes.POINTER(Communicator)]),
     "tf_surface_function_count": (ctypes.c_int, [_PSZ]),
     "tf_surface_function_name": (ctypes.c_int, [_SZ, _PSTR]),
 }

@@ -46,7 +46,28 @@ class Kernel:
 
     def borrow_inputs(self, tensors):
         """Borrowed views of input tensors, as the signature reads them."""
+        torch = torch_if_imported()
+        if torch is not None:
+            for i, t in enumerate(tensors):
+                if isinstance(t, torch.Tensor) and type(t) not in (torch.Tensor, torch.nn.Parameter):
+                    self._refuse_subclass(i, t)
         return [Borrowed(t, d) for t, d in zip(tensors, self._in_dl)]
+
+    def _refuse_subclass(self, i, t):
+        """A tensor subclass is read through its DLPack export only when it
+        has one over real memory; a DTensor or another wrapper does not."""
+        name = self.input_names()[i]
+        if _is_dtensor(t):
+            raise TypeError(f"{self.name}: argument #{i} ({name}) is a DTensor, but the kernel has no device "
+                            "mesh (its types carry no ShardLayout); pass a plain tensor (dtensor.full_tensor() "
+                            "or to_local())")
+        try:
+            has_data = t.numel() == 0 or t.data_ptr() != 0
+        except RuntimeError:
+            has_data = False
+        if not has_data:
+            raise TypeError(f"{self.name}: argument #{i} ({name}) is a {type(t).__name__}, a tensor subclass "
+                            "without data TileFoundry can read; pass a plain tensor")
 
     def _borrow_outputs(self, tensors):
         return [Borrowed(t, d) for t, d in zip(tensors, self._out_dl)]
@@ -102,14 +123,22 @@ class Kernel:
             raise TypeError(f"{self.name} has {self.num_outputs} output(s), got {len(outputs)}")
         self._run(self.borrow_inputs(inputs), self._borrow_outputs(outputs))
 
-    def __call__(self, *tensors):
+    def __call__(self, *tensors, mesh=None):
         """Calls the kernel; returns one result, or a tuple for several. The
         results are of the inputs' kind: torch tensors for torch inputs,
         numpy arrays for numpy inputs, else DLPack tensors (call_dlpack). An
         in-place result is written into its input, and that input object is
-        what is returned for it."""
+        what is returned for it.
+
+        A kernel sharded over a device mesh runs this rank of a
+        torch.distributed job when called with DTensors, or with local
+        shares and mesh= (a DeviceMesh or process groups): see
+        tilefoundry.distributed."""
         self._check_arity(tensors)
         torch = torch_if_imported()
+        if mesh is not None or (torch is not None and any(_is_dtensor(t) for t in tensors)):
+            from . import distributed
+            return distributed.call(self, tensors, mesh)
         if torch is not None and any(isinstance(t, torch.Tensor) for t in tensors):
             outputs = self._call_into(tensors, lambda dt, shape: torch.empty(shape, dtype=torch_dtype_from_dl(dt)))
         elif any(type(t).__module__ == "numpy" for t in tensors):
@@ -167,6 +196,10 @@ class Kernel:
             cached = shape_program.load(self._handle, self.name, self.num_inputs, self.num_outputs)
             self._shape_program = cached
         return cached
+
+
+def _is_dtensor(t):
+    return type(t).__name__ == "DTensor" and type(t).__module__.startswith("torch.distributed")
 
 
 def _dl_array(borrowed):
