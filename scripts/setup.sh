@@ -5,7 +5,8 @@
 set -euo pipefail
 
 PKGS=(cmake ninja-build g++ make libgtest-dev libdlpack-dev libtorch-dev python3-torch
-      python3-pytest python3-numpy python3-venv libopenblas-dev libdnnl-dev ccache)
+      python3-pytest python3-numpy python3-venv libopenblas-dev libdnnl-dev ccache
+      openmpi-bin libopenmpi-dev)
 # --sanitizers: clang and its sanitizer / libFuzzer runtimes (make test-asan,
 # test-tsan, fuzz).
 [ "${1:-}" = "--sanitizers" ] && PKGS+=(clang libclang-rt-dev)
