@@ -138,7 +138,14 @@ def scenario_mlp(rank, world, result):
     x, w1, w2, gamma = (torch.randn(4, 8, generator=g), torch.randn(8, 16, generator=g),
                         torch.randn(16, 8, generator=g), torch.randn(8, generator=g))
     pg = dist.group.WORLD
+    import gc
+    gc.disable()  # a communicator left in a reference cycle stays visible below
     y = k(x, w1.chunk(world, dim=1)[rank], w2.chunk(world, dim=0)[rank], gamma, mesh=pg)
+    # No communicator keeps a process group alive after the call (one that did
+    # would outlive destroy_process_group and abort the process at exit).
+    result["groups_kept"] = sum(1 for o in gc.get_objects()
+                                if isinstance(o, tfd.TorchCommunicator) and o.groups is not None)
+    gc.enable()
     h = torch.nn.functional.silu(x @ w1) @ w2 + x
     want = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * gamma
     result["maxdiff"] = (y - want).abs().max().item()
@@ -164,7 +171,7 @@ def scenario_mlp(rank, world, result):
             errors.append(str(e))
     result["errors"] = errors
     result["ok"] = (result["maxdiff"] < 1e-4 and result["ranks_agree"] and result["partial_diff"] < 1e-4
-                    and result["partial_is_share"])
+                    and result["partial_is_share"] and result["groups_kept"] == 0)
 
 
 def scenario_reshard(rank, world, result):

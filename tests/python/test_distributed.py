@@ -35,6 +35,9 @@ def run_job(tmp_path, scenario, world, timeout_s=60):
         report = out / f"rank{r}.json"
         assert report.exists(), f"rank {r} wrote no report:\n{logs[r][1][-4000:]}"
         results.append(json.loads(report.read_text()))
+        # A clean exit too: a process group still referenced at interpreter
+        # shutdown (a communicator left to the garbage collector) aborts it.
+        assert procs[r].returncode == 0, f"rank {r} exited with {procs[r].returncode}:\n{logs[r][1][-4000:]}"
     return results
 
 
@@ -42,6 +45,7 @@ def test_tensor_parallel_mlp_on_two_ranks(tmp_path):
     for r, res in enumerate(run_job(tmp_path, "mlp", 2)):
         assert res["ok"], (r, res)
         assert res["maxdiff"] < 1e-4 and res["ranks_agree"], res
+        assert res["groups_kept"] == 0, res
         # A Partial result is this rank's share; their sum is the product.
         assert res["partial_is_share"] and res["partial_diff"] < 1e-4, res
         assert "has no device mesh" in res["errors"][0], res["errors"]

@@ -119,6 +119,15 @@ class TorchCommunicator:
         c.all_reduce, c.all_gather, c.reduce_scatter, c.all_to_all = self._fns
         self.struct = c
 
+    def close(self):
+        """Drops the callbacks and the process groups. The callbacks are bound
+        methods (a reference cycle); left to the garbage collector, the last
+        reference to a process group could outlive destroy_process_group and
+        be destroyed during interpreter shutdown, which aborts the process."""
+        self._fns = None
+        self.struct = None
+        self.groups = None
+
     def _guard(self, body, err, errlen):
         try:
             body()
@@ -282,15 +291,18 @@ def call(kernel, tensors, mesh=None):
             raise TypeError(f"{kernel.name}: argument #{i} ({names[i]}) is a {type(t).__name__}, a tensor "
                             "subclass whose data TileFoundry cannot read; pass a plain tensor")
         locals_.append(t)
-    comm = TorchCommunicator(groups, coords)
     ins = kernel.borrow_inputs(locals_)
     arr = (DLTensor * max(len(ins), 1))()
     for i, b in enumerate(ins):
         arr[i] = b.tensor
     n = kernel.num_outputs
     outs = (ctypes.POINTER(DLManagedTensor) * max(n, 1))()
-    _lib.check(_lib.lib().tf_kernel_call_rank(kernel._handle, arr, len(ins), outs, n, ctypes.byref(comm.struct)),
-               kernel.name)
+    comm = TorchCommunicator(groups, coords)
+    try:
+        status = _lib.lib().tf_kernel_call_rank(kernel._handle, arr, len(ins), outs, n, ctypes.byref(comm.struct))
+    finally:
+        comm.close()
+    _lib.check(status, kernel.name)
     from torch.utils import dlpack as torch_dlpack
     results = [torch_dlpack.from_dlpack(Owned(ctypes.cast(outs[j], ctypes.c_void_p).value).__dlpack__())
                for j in range(n)]
