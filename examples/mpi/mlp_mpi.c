@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
   int64_t w1s_shape[2], w2s_shape[2];
   int rank = 0, i, j, ok = 0, all_ok = 0, cols, c0;
   size_t len = 0;
-  char* src;
+  char* src = NULL;
   tf_module m = NULL;
   tf_kernel sharded = NULL, plain = NULL;
   mpi_mesh mesh;
