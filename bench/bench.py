@@ -37,6 +37,11 @@ pre-converted operands). Also: per-call overhead on one element against
 torch.add and against torch.ops.aten.add (torch's add through the
 torch.ops path every custom op takes), and cold / warm compile time.
 
+With a torch 2.x, bench/tp_mlp.py runs the tensor-parallel MLP block on two
+ranks (Gloo, one process each) as a sharded kernel called with DTensors and
+as DTensor's own ops: time, and the bytes our collectives moved against the
+one all-reduce the block's types require.
+
 Each (thread count, allocator, ATen capability) runs in its own child
 process, since glibc reads GLIBC_TUNABLES, torch reads ATEN_CPU_CAPABILITY,
 and the thread pools are set at start-up.
@@ -430,6 +435,15 @@ def run_inductor_child(python, threads, quick):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run_tp_mlp(python, quick):
+    """bench/tp_mlp.py under the torch 2.x (DTensor): its two ranks' result."""
+    cmd = [python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tp_mlp.py")] + (["--quick"] if quick else [])
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"bench tensor-parallel MLP ({python}) failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 # The children of one thread count: (role, warm allocator, ATen capability).
 CHILDREN = {"tf": ("tf", True, "default"), "avx512": ("eager", True, "avx512"),
             "fresh": ("eager", False, "default")}
@@ -478,9 +492,10 @@ def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "n/a"
 
 
-def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
+def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), tp=None):
     """results: {(threads, kind): child result}; inductor: {threads:
-    inductor_child result} (empty without a torch 2.x)."""
+    inductor_child result} (empty without a torch 2.x); tp: bench/tp_mlp.py's
+    result (None without a torch 2.x)."""
     lines = []
     w = lines.append
     w(f"# TileFoundry bench — {datetime.date.today().isoformat()}\n")
@@ -551,6 +566,21 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2)):
           f"torch.add {d['overhead_add_us']:.2f} us ({d['overhead_tf_us'] / d['overhead_add_us']:.2f}x), "
           f"torch.ops.aten.add, torch's add through the same torch.ops path, {d['overhead_ops_add_us']:.2f} us "
           f"({d['overhead_tf_us'] / d['overhead_ops_add_us']:.2f}x).")
+    w("\n## Tensor-parallel MLP on 2 ranks\n")
+    if tp is None:
+        w("Not measured: DTensor needs a torch 2.x (make test-torch2 builds its venv).")
+    else:
+        w(f"silu(x @ w1) @ w2, all-reduce, rms_norm(y + x) with w1 split by columns and w2 by rows over a "
+          f"2-rank mesh: torch {tp['torch']}, Gloo over loopback, one process and one thread per rank; "
+          "tf = the sharded kernel called with DTensors, DTensor = the same block in DTensor ops. Bytes: "
+          "what one rank passed to collectives per call, against the one all-reduce of the [B, D] "
+          "partial product the types require.\n")
+        w("| block | shape | DTensor ms | tf ms | x DTensor | tf bytes / call | minimum bytes | "
+          "DTensor collectives / call | max diff |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for label, r in tp["rows"].items():
+            w(f"| tp mlp | {label} | {r['dtensor_ms']:.3f} | {r['tf_ms']:.3f} | {r['dtensor_ms'] / r['tf_ms']:.2f} | "
+              f"{r['tf_bytes']:.0f} | {r['min_bytes']} | {r['dtensor_collectives']} | {r['max_diff']:.1e} |")
     if cold is None:
         w("\nCompile: not measured (--quick).")
     else:
@@ -593,9 +623,11 @@ def main():
     kinds = ("tf", "fresh") if args.quick else tuple(CHILDREN)
     results = {(t, k): run_child(t, k, cache, args.quick) for t in thread_counts for k in kinds}
     inductor = {}
+    tp = None
     if args.torch2_python:
         inductor = {t: run_inductor_child(args.torch2_python, t, args.quick) for t in thread_counts}
-    text = report(results, inductor, cold, warm, torch.__version__, thread_counts)
+        tp = run_tp_mlp(args.torch2_python, args.quick)
+    text = report(results, inductor, cold, warm, torch.__version__, thread_counts, tp)
     print(text)
     if args.write:
         with open(args.write, "w") as f:

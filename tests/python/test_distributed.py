@@ -104,3 +104,15 @@ def test_a_tensor_subclass_without_data_is_refused_by_name():
             raise RuntimeError(f"Wrapper does not compute ({func})")
     with pytest.raises(TypeError, match=r"argument #0 \(x\) is a Wrapper, a tensor subclass without data"):
         k(Wrapper((4,)))
+
+
+def test_the_bench_runs_the_tensor_parallel_block():
+    pytest.importorskip("torch.distributed.tensor", reason="DTensor needs torch >= 2.4")
+    bench = Path(__file__).resolve().parents[2] / "bench" / "tp_mlp.py"
+    r = subprocess.run([sys.executable, str(bench), "--quick"], env=subprocess_env(), capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    rows = json.loads(r.stdout.strip().splitlines()[-1])["rows"]
+    for row in rows.values():
+        assert row["tf_bytes"] == row["min_bytes"], row     # one all-reduce of [B, D], nothing more
+        assert row["max_diff"] < 1e-4 and row["dtensor_collectives"] >= 1, row

@@ -73,6 +73,20 @@ def signature_of(kernel):
 
 # ---- the collectives, over torch.distributed
 
+_STATS = {"collectives": 0, "bytes": 0}
+
+
+def stats():
+    """What this process's sharded kernel calls have asked of torch.distributed
+    since it started: the number of collectives, and the bytes this rank
+    passed to them (each collective's input buffer)."""
+    return dict(_STATS)
+
+
+def _count(t):
+    _STATS["collectives"] += 1
+    _STATS["bytes"] += t.numel() * t.element_size()
+
 def _as_torch(t: DLTensor):
     """A 1-D torch tensor viewing a contiguous DLTensor's memory (no copy)."""
     import torch
@@ -149,6 +163,7 @@ class TorchCommunicator:
     def _all_reduce(self, ctx, axis, buf, reduction, err, errlen):
         def body():
             t = _as_torch(buf.contents)
+            _count(t)
             self._dist.all_reduce(t, op=self._ops[_lib.TF_REDUCTION_NAMES[reduction]], group=self.groups[axis])
         return self._guard(body, err, errlen)
 
@@ -158,13 +173,17 @@ class TorchCommunicator:
                   lambda: self._dist.all_gather(list(out.chunk(self.sizes[axis])), t, group=g))
 
     def _all_gather(self, ctx, axis, src, dst, err, errlen):
-        return self._guard(lambda: self._gather_into(axis, _as_torch(dst.contents), _as_torch(src.contents)),
-                           err, errlen)
+        def body():
+            t = _as_torch(src.contents)
+            _count(t)
+            self._gather_into(axis, _as_torch(dst.contents), t)
+        return self._guard(body, err, errlen)
 
     def _reduce_scatter(self, ctx, axis, src, dst, reduction, err, errlen):
         def body():
             g, op = self.groups[axis], self._ops[_lib.TF_REDUCTION_NAMES[reduction]]
             t, out = _as_torch(src.contents), _as_torch(dst.contents)
+            _count(t)
 
             def slow():
                 full = t.clone()
@@ -177,6 +196,7 @@ class TorchCommunicator:
         def body():
             g, n = self.groups[axis], self.sizes[axis]
             t, out = _as_torch(src.contents), _as_torch(dst.contents)
+            _count(t)
 
             def slow():
                 import torch
