@@ -573,8 +573,8 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), t
         w(f"silu(x @ w1) @ w2, all-reduce, rms_norm(y + x) with w1 split by columns and w2 by rows over a "
           f"2-rank mesh: torch {tp['torch']}, Gloo over loopback, one process and one thread per rank; "
           "tf = the sharded kernel called with DTensors, DTensor = the same block in DTensor ops. Bytes: "
-          "what one rank passed to collectives per call, against the one all-reduce of the [B, D] "
-          "partial product the types require.\n")
+          "what one rank passed to collectives per call (the one all-reduce of the [B, D] partial product, "
+          "and 8 bytes of the ranks' agreement check), against the all-reduce the types require.\n")
         w("| block | shape | DTensor ms | tf ms | x DTensor | tf bytes / call | minimum bytes | "
           "DTensor collectives / call | max diff |")
         w("|---|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -354,6 +354,51 @@ void collect(const Value& v, std::vector<NDArray>* out) {
   for (const Value& f : v.fields) collect(f, out);
 }
 
+// FNV-1a over the call's description (executor.h, Agreement).
+int64_t call_fingerprint(const ir::Function& fn, const std::vector<NDArray>& inputs) {
+  std::string text = fn.name();
+  for (const auto& p : fn.params()) text += "|" + p->type()->to_string();
+  text += "->" + fn.body()->type()->to_string();
+  for (const NDArray& a : inputs) {
+    text += "|" + std::string(ir::dtype_name(a.dtype()));
+    for (int64_t e : a.shape()) text += "," + std::to_string(e);
+  }
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return static_cast<int64_t>(h);
+}
+
+// Every rank's fingerprint on every rank (all-gathers over each mesh axis,
+// the last first: row-major rank order, as gather_global), so that all ranks
+// see the same disagreement and fail together, before any collective whose
+// sizes could differ.
+void check_ranks_agree(const ir::Function& fn, const std::vector<NDArray>& inputs, Communicator& comm,
+                       const Grid& grid) {
+  const int64_t mine = call_fingerprint(fn, inputs);
+  NDArray cur = NDArray::empty(ir::DType::kI64, {1});
+  *static_cast<int64_t*>(cur.data()) = mine;
+  const auto& shape = grid.mesh->shape;
+  for (size_t m = shape.size(); m-- > 0;) {
+    if (shape[m] == 1) continue;
+    NDArray out = NDArray::empty(ir::DType::kI64, {cur.numel() * shape[m]});
+    comm.all_gather(m, cur, out);
+    cur = out;
+  }
+  std::string differ;
+  for (size_t r = 0; r < grid.size(); ++r) {
+    if (static_cast<const int64_t*>(cur.data())[r] == mine) continue;
+    const auto c = grid.coords(r);
+    differ += differ.empty() ? "" : ", ";
+    differ += ir::shape_to_string(ir::Shape(c.begin(), c.end()));
+  }
+  if (!differ.empty())
+    ir::fail(ErrorKind::kInvalidArgument,
+             "spmd: the ranks do not make the same call: the rank(s) at mesh coordinates " + differ +
+                 " run another function or other share shapes than the rank at " +
+                 ir::shape_to_string(ir::Shape(comm.coords().begin(), comm.coords().end())) + " ('" + fn.name() +
+                 "'); nothing ran");
+}
+
 }  // namespace
 
 ir::MeshPtr function_mesh(const ir::Function& fn) {
@@ -389,7 +434,7 @@ ir::MeshPtr function_mesh(const ir::Function& fn) {
 }
 
 std::vector<NDArray> run_rank(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs,
-                              Communicator& comm) {
+                              Communicator& comm, Agreement agreement) {
   (void)m;  // callees are reached through Call nodes; the module is the scope
   if (!fn.body()) ir::fail(ErrorKind::kUnsupported, "spmd: '" + fn.name() + "' has no body");
   Grid grid{function_mesh(fn)};
@@ -417,6 +462,7 @@ std::vector<NDArray> run_rank(const ir::Module& m, const ir::Function& fn, const
                    " " + ir::shape_to_string(ir::Shape(want.begin(), want.end())));
     in.bind(fn.params()[i].get(), tensor(inputs[i]));
   }
+  if (agreement == Agreement::kCheck && grid.mesh) check_ranks_agree(fn, inputs, comm, grid);
   std::vector<NDArray> out;
   collect(in.eval(fn.body()), &out);
   return out;

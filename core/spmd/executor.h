@@ -29,13 +29,26 @@ namespace tf::spmd {
 // it has none. Error(kUnsupported) for two different meshes.
 ir::MeshPtr function_mesh(const ir::Function& fn);
 
+// Whether run_rank first checks that the ranks make the same call.
+enum class Agreement { kCheck, kTrusted };
+
 // Runs `fn` on this rank: `inputs` are the rank's shares of the arguments
 // (borrowed, never written), in parameter order. Returns the rank's shares
 // of the result's tensor leaves, fresh and contiguous. Error(kInvalidArgument)
 // when a share's dtype or shape is not the one its parameter's type gives
 // this rank; errors of ops and collectives as they arise. The communicator's
 // mesh shape must equal the function's mesh's.
+//
+// With Agreement::kCheck (ranks in separate processes), before anything
+// else the ranks all-gather one 8-byte fingerprint of the call each (the
+// function's name and signature, every share's dtype and shape), one
+// all-gather per mesh axis, so that every rank holds every fingerprint:
+// ranks that run different functions or shapes would otherwise meet in
+// collectives of different sizes, which hang or corrupt; instead every rank
+// fails with Error(kInvalidArgument) naming the mesh coordinates that
+// differ. kTrusted skips it (the virtual mesh: one call, every rank).
 std::vector<runtime::NDArray> run_rank(const ir::Module& m, const ir::Function& fn,
-                                       const std::vector<runtime::NDArray>& inputs, Communicator& comm);
+                                       const std::vector<runtime::NDArray>& inputs, Communicator& comm,
+                                       Agreement agreement = Agreement::kCheck);
 
 }  // namespace tf::spmd

@@ -368,7 +368,9 @@ TF_API tf_status tf_kernel_output_shard(tf_kernel k, size_t i, int32_t axis, tf_
 /* Runs k on this rank: in[i] is this rank's share of argument i (its shape
  * is the block the parameter's type gives this rank's coordinates); out[i]
  * receives a newly allocated share of result i, owned by the caller as with
- * tf_kernel_call. Every rank of the mesh must make the same call. A share of
+ * tf_kernel_call. Every rank of the mesh must make the same call; the ranks
+ * check it first (an all_gather of an 8-byte fingerprint per mesh axis) and
+ * all fail with TF_ERR_INVALID_ARGUMENT when one differs. A share of
  * the wrong dtype or shape is TF_ERR_INVALID_ARGUMENT before any collective;
  * a communicator that does not describe k's mesh is TF_ERR_INVALID_ARGUMENT.
  * Ranks compute with the reference evaluator's kernels today. On failure

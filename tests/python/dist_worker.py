@@ -224,6 +224,23 @@ def scenario_fail(rank, world, result):
         time.sleep(3 * float(os.environ.get("TF_DIST_TIMEOUT", "60")))
 
 
+def scenario_mismatch(rank, world, result):
+    """Rank 1 calls a kernel of other shapes: without the agreement check the
+    ranks' all-reduces would differ in size."""
+    rows = 4 if rank == 0 else 6
+    m = tf.load(HEADER.format(world=world) + MLP.replace("(4, 8)", f"({rows}, 8)"))
+    k = m.compile("mlp")
+    x, w1, w2, gamma = torch.randn(rows, 8), torch.randn(8, 16 // world), torch.randn(16 // world, 8), torch.randn(8)
+    t0 = time.time()
+    try:
+        k(x, w1, w2, gamma, mesh=dist.group.WORLD)
+        result["error"] = "no error"
+    except tf.TileFoundryError as e:
+        result["error"] = str(e)
+    result["seconds"] = time.time() - t0
+    result["ok"] = "do not make the same call" in result["error"]
+
+
 def scenario_dtensor(rank, world, result):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Partial, Replicate, Shard, distribute_tensor

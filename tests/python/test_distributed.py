@@ -70,11 +70,17 @@ def test_collectives_inside_loops_and_called_functions(tmp_path):
 def test_a_failing_rank_is_an_error_on_the_others_not_a_hang(tmp_path):
     rank0, rank1 = run_job(tmp_path, "fail", 2, timeout_s=4)
     assert "TF_ERR_INVALID_ARGUMENT" in rank1["error"] and "this rank's share of" in rank1["error"], rank1
-    # Rank 0 waited in the all-reduce its peer never joined: Gloo's timeout
-    # reached it as the kernel's error.
+    # Rank 0 waited in the first collective (the ranks' agreement check) that
+    # its peer never joined: Gloo's timeout reached it as the kernel's error.
     assert rank0["error"].startswith("TF_ERR_RUNTIME"), rank0
-    assert "all_reduce failed" in rank0["error"], rank0
+    assert "the communicator's all_gather failed" in rank0["error"], rank0
     assert rank0["seconds"] < 30, rank0
+
+
+def test_ranks_that_call_different_kernels_fail_together(tmp_path):
+    for r, res in enumerate(run_job(tmp_path, "mismatch", 2)):
+        assert "TF_ERR_INVALID_ARGUMENT" in res["error"] and "do not make the same call" in res["error"], (r, res)
+        assert res["seconds"] < 30, res
 
 
 def test_dtensors_in_and_out(tmp_path):
@@ -114,5 +120,6 @@ def test_the_bench_runs_the_tensor_parallel_block():
     assert r.returncode == 0, r.stderr[-4000:]
     rows = json.loads(r.stdout.strip().splitlines()[-1])["rows"]
     for row in rows.values():
-        assert row["tf_bytes"] == row["min_bytes"], row     # one all-reduce of [B, D], nothing more
+        # One all-reduce of [B, D], and the 8-byte fingerprint of the ranks' agreement check.
+        assert row["tf_bytes"] == row["min_bytes"] + 8, row
         assert row["max_diff"] < 1e-4 and row["dtensor_collectives"] >= 1, row

@@ -110,7 +110,9 @@ MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vect
           }
           shares.push_back(local);
         }
-        outs[r] = spmd::run_rank(m, fn, shares, *comms[r]);
+        // Trusted: the collectives recorded are the program's own (the
+        // agreement check has its tests below).
+        outs[r] = spmd::run_rank(m, fn, shares, *comms[r], spmd::Agreement::kTrusted);
       } catch (const std::exception& e) {
         errors[r] = e.what();
         mesh.abort(r, e.what());
@@ -351,6 +353,61 @@ def f(x: Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(8, 
   EXPECT_NE(errors[2].find("this rank's share of"), std::string::npos) << errors[2];
   EXPECT_NE(errors[2].find("is f32 (3, 12)"), std::string::npos) << errors[2];
   for (size_t r : {0, 1, 3}) EXPECT_NE(errors[r].find("rank 2 failed"), std::string::npos) << errors[r];
+}
+
+// Ranks in separate processes check first that they make the same call.
+std::vector<std::string> run_two_functions(const ir::Module& m, const std::string& f0, const std::string& f1,
+                                           std::vector<std::vector<std::string>>* calls) {
+  spmd::LocalMesh mesh({2, 2});
+  std::vector<std::string> errors(4);
+  std::vector<std::unique_ptr<Recording>> comms;
+  for (size_t r = 0; r < 4; ++r) comms.push_back(std::make_unique<Recording>(mesh.communicator(r)));
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        const ir::Function& fn = *m.lookup(r == 3 ? f1 : f0);
+        spmd::run_rank(m, fn, {NDArray::empty(ir::DType::kF32, {4, 12})}, *comms[r]);
+      } catch (const ir::Error& e) {
+        errors[r] = e.what();
+        mesh.abort(r, e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& c : comms) calls->push_back(c->calls);
+  return errors;
+}
+
+TEST(Spmd, RanksCheckTheyMakeTheSameCallBeforeAnyCollective) {
+  ir::ModulePtr m = parse(R"(
+@func
+def f(x: Tensor[(8, 12), f32, ShardLayout(d22, (Split(axis=0), Broadcast()))]) -> Tensor[(8, 12), f32, ShardLayout(d22, (Broadcast(), Broadcast()))]:
+    return reshard(x, layout=ShardLayout(d22, (Broadcast(), Broadcast())))
+
+@func
+def g(x: Tensor[(8, 12), f32, ShardLayout(d22, (Split(axis=0), Broadcast()))]) -> Tensor[(8, 12), f32, ShardLayout(d22, (Broadcast(), Broadcast()))]:
+    return reshard(x * 2.0, layout=ShardLayout(d22, (Broadcast(), Broadcast())))
+)");
+  std::vector<std::vector<std::string>> calls;
+  auto errors = run_two_functions(*m, "f", "f", &calls);
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(errors[r], "") << r;
+    // An all-gather of fingerprints per mesh axis (the last first), then the
+    // program's collective.
+    EXPECT_EQ(calls[r], (std::vector<std::string>{"all_gather@1", "all_gather@0", "all_gather@0"})) << r;
+  }
+  calls.clear();
+  errors = run_two_functions(*m, "f", "g", &calls);
+  // Rank 3, at mesh coordinates (1, 1), runs g: every rank says so, rank 0
+  // too, which shares no group with it.
+  for (size_t r = 0; r < 4; ++r) {
+    const std::string others = r == 3 ? "(0, 0), (0, 1), (1, 0)" : "(1, 1)";
+    EXPECT_NE(errors[r].find("the ranks do not make the same call: the rank(s) at mesh coordinates " + others +
+                             " run another function"),
+              std::string::npos)
+        << r << ": " << errors[r];
+    EXPECT_EQ(calls[r], (std::vector<std::string>{"all_gather@1", "all_gather@0"})) << r;
+  }
 }
 
 TEST(Spmd, TheCommunicatorMustHaveTheFunctionsMeshShape) {
