@@ -23,6 +23,7 @@ import math
 from . import _lib
 from ._dlpack import DLManagedTensor, DLTensor, Owned
 from .dtypes import torch_dtype_from_dl
+from .kernel import _is_dtensor
 
 
 class MeshSignature:
@@ -210,10 +211,6 @@ class TorchCommunicator:
 
 
 # ---- meshes: DeviceMesh, ProcessGroup, or one group per axis
-
-def _is_dtensor(t):
-    return type(t).__name__ == "DTensor" and type(t).__module__.startswith("torch.distributed")
-
 
 def _mesh_axes(sig, mesh, what):
     """(groups, coords) per kernel mesh axis from a DeviceMesh, a
