@@ -250,35 +250,82 @@ class RankInterpreter {
   Value reshard(const ir::Call& c, const NDArray& x) {
     const ir::TensorType& src = arg_type(c, 0);
     const ir::TensorType& dst = *ir::as_tensor(c.type());
-    if (auto moved = one_axis_reshard(src, dst, x)) return tensor(std::move(*moved));
+    if (auto moved = reshard_by_steps(src, dst, x)) return tensor(std::move(*moved));
     const Value v = tensor(x);
     return global_then_localize(c, {&v});
   }
 
-  // Whether tensor axis `k` is split by a mesh axis other than m in attrs.
-  static bool split_elsewhere(const std::vector<ir::ShardAttr>& attrs, size_t m, int64_t k) {
-    for (size_t o = 0; o < attrs.size(); ++o)
-      if (o != m && attrs[o].is_split() && attrs[o].pos == k) return true;
+  // One mesh axis's move of a Reshard.
+  struct Step {
+    size_t axis;
+    ir::ShardAttr from, to;
+  };
+
+  // Whether a mesh axis after m splits tensor axis k in attrs.
+  static bool split_after(const std::vector<ir::ShardAttr>& attrs, size_t m, int64_t k) {
+    for (size_t o = m + 1; o < attrs.size(); ++o)
+      if (attrs[o].is_split() && attrs[o].pos == k) return true;
     return false;
   }
 
-  // The one-collective forms (executor.h); nullopt where they do not apply.
-  std::optional<NDArray> one_axis_reshard(const ir::TensorType& src, const ir::TensorType& dst, const NDArray& x) {
+  // Whether changing cur[m] to `to` is one of the moves apply_step makes.
+  // A Split on m is a block of the blocks of the mesh axes before m that
+  // split the same tensor axis (row-major in mesh order), so gathering or
+  // slicing it on m keeps every rank's share one block only when no mesh
+  // axis after m splits that tensor axis too.
+  static bool step_is_direct(const std::vector<ir::ShardAttr>& cur, size_t m, const ir::ShardAttr& to) {
+    const ir::ShardAttr& from = cur[m];
+    std::vector<ir::ShardAttr> next = cur;
+    next[m] = to;
+    if (from.is_split() && split_after(cur, m, from.pos)) return false;
+    if (to.is_split() && split_after(next, m, to.pos)) return false;
+    if (from.is_partial()) return !to.is_partial();
+    if (from.is_split()) return !to.is_partial();  // to Broadcast (all-gather) or another Split (all-to-all)
+    return true;                                   // from Broadcast: a slice, or a Partial share
+  }
+
+  // The moves from src's attrs to dst's, one mesh axis at a time: the one
+  // differing axis directly when it can; otherwise first every differing
+  // axis to Broadcast, innermost first, then from Broadcast to the target,
+  // outermost first. nullopt when some move is not direct (the caller then
+  // gathers the logical value).
+  static std::optional<std::vector<Step>> plan(const std::vector<ir::ShardAttr>& src,
+                                               const std::vector<ir::ShardAttr>& dst) {
+    std::vector<size_t> differ;
+    for (size_t m = 0; m < src.size(); ++m)
+      if (!(src[m] == dst[m])) differ.push_back(m);
+    if (differ.size() == 1 && step_is_direct(src, differ[0], dst[differ[0]]))
+      return std::vector<Step>{{differ[0], src[differ[0]], dst[differ[0]]}};
+    std::vector<Step> steps;
+    std::vector<ir::ShardAttr> cur = src;
+    auto take = [&](size_t m, const ir::ShardAttr& to) {
+      if (!step_is_direct(cur, m, to)) return false;
+      steps.push_back({m, cur[m], to});
+      cur[m] = to;
+      return true;
+    };
+    for (auto it = differ.rbegin(); it != differ.rend(); ++it)
+      if (cur[*it].kind != ir::ShardAttr::Kind::kBroadcast && !take(*it, ir::ShardAttr::broadcast())) return std::nullopt;
+    for (size_t m : differ)
+      if (dst[m].kind != ir::ShardAttr::Kind::kBroadcast && !take(m, dst[m])) return std::nullopt;
+    return steps;
+  }
+
+  std::optional<NDArray> reshard_by_steps(const ir::TensorType& src, const ir::TensorType& dst, const NDArray& x) {
     const ir::ShardLayout* sl = ir::as_shard_layout(src.layout());
     const ir::ShardLayout* dl = ir::as_shard_layout(dst.layout());
     if (!sl || !dl || !sl->mesh()->structural_equal(*dl->mesh())) return std::nullopt;
-    const auto sa = *block_attrs(src, bindings_), da = *block_attrs(dst, bindings_);
-    std::optional<size_t> axis;
-    for (size_t m = 0; m < sa.size(); ++m)
-      if (!(sa[m] == da[m])) {
-        if (axis) return std::nullopt;
-        axis = m;
-      }
-    if (!axis) return copy_of(x);  // the same layout: nothing moves
-    const size_t m = *axis;
-    const ir::ShardAttr from = sa[m], to = da[m];
-    for (const ir::ShardAttr& a : {from, to})
-      if (a.is_split() && (split_elsewhere(sa, m, a.pos) || split_elsewhere(da, m, a.pos))) return std::nullopt;
+    auto steps = plan(*block_attrs(src, bindings_), *block_attrs(dst, bindings_));
+    if (!steps) return std::nullopt;
+    NDArray cur = copy_of(x);  // also the whole answer when the layouts are equal
+    for (const Step& s : *steps) cur = apply_step(cur, s);
+    return cur;
+  }
+
+  // One direct move on one mesh axis (executor.h's table).
+  NDArray apply_step(const NDArray& x, const Step& s) {
+    const size_t m = s.axis;
+    const ir::ShardAttr &from = s.from, &to = s.to;
     const int64_t group = rank_.comm.mesh_shape()[m];
     Communicator& comm = rank_.comm;
     if (from.is_partial() && to.kind == ir::ShardAttr::Kind::kBroadcast) {
@@ -302,6 +349,12 @@ class RankInterpreter {
       blk.offset[d] = rank_.comm.coords()[m] * blk.extent[d];
       return copy_of(view_of(x, blk));
     }
+    if (from.kind == ir::ShardAttr::Kind::kBroadcast && to.is_partial()) {
+      // The value on coordinate 0, the reduction's identity elsewhere.
+      NDArray out = copy_of(x);
+      if (rank_.comm.coords()[m] != 0) fill_identity(out, to.reduction);
+      return out;
+    }
     if (from.is_partial() && to.is_split()) {
       const size_t d = static_cast<size_t>(to.pos);
       NDArray xf = to_front(x, d);
@@ -311,9 +364,8 @@ class RankInterpreter {
       comm.reduce_scatter(m, xf, out, from.reduction);
       return eval::contiguous_copy(from_front(out, d));
     }
-    if (from.is_split() && to.is_split()) return all_to_all(x, static_cast<size_t>(from.pos),
-                                                              static_cast<size_t>(to.pos), m, group);
-    return std::nullopt;
+    TF_CHECK(from.is_split() && to.is_split(), "a planned Reshard step is one of the direct moves");
+    return all_to_all(x, static_cast<size_t>(from.pos), static_cast<size_t>(to.pos), m, group);
   }
 
   // Split(a) -> Split(b) over mesh axis m: slice j of b goes to the rank

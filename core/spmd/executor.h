@@ -5,11 +5,14 @@
 // * Reshard between layouts that differ on one mesh axis m is one
 //   collective of m's group: Partial -> Broadcast all-reduce, Partial ->
 //   Split reduce-scatter, Split -> Broadcast all-gather, Split(a) ->
-//   Split(b) all-to-all, Broadcast -> Split a local slice (no
-//   communication). Any other Reshard, and a Reduce over a split axis,
-//   gather the logical operand on every rank (all-gathers over each mesh
-//   axis), compute it there and keep the rank's share of the result: the
-//   typing rule's meaning, at a communication cost the one-axis forms avoid.
+//   Split(b) all-to-all, Broadcast -> Split a local slice, Broadcast ->
+//   Partial a local share (no communication) — when no mesh axis after m
+//   splits the tensor axes involved. A Reshard over several mesh axes runs
+//   as such moves (each changed axis to Broadcast, innermost first, then to
+//   its target, outermost first). Any other Reshard, and a Reduce over a
+//   split axis, gather the logical operand on every rank (all-gathers over
+//   each mesh axis), compute it there and keep the rank's share of the
+//   result: the typing rule's meaning, at a cost the direct moves avoid.
 // * A Gather on a split axis runs on the rank's own rows (zeros elsewhere;
 //   the result is Partial(sum) by its typing rule); every other op runs on
 //   the rank's shares with its local result type.

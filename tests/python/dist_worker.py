@@ -72,7 +72,11 @@ DIRECTIONS22 = [('Split(axis=0), Partial("sum")', "Split(axis=0), Broadcast()"),
                 ("Split(axis=0), Split(axis=1)", "Broadcast(), Broadcast()"),
                 ("Split(axis=0), Split(axis=1)", "Split(axis=1), Split(axis=0)"),
                 ('Partial("sum"), Split(axis=1)', "Split(axis=0), Split(axis=1)"),
-                ("Split(axis=0), Split(axis=0)", "Broadcast(), Split(axis=1)")]
+                ("Split(axis=0), Split(axis=0)", "Broadcast(), Split(axis=1)"),
+                ("Split(axis=0), Split(axis=0)", "Split(axis=0), Broadcast()"),
+                ('Partial("sum"), Partial("sum")', "Broadcast(), Broadcast()"),
+                ("Split(axis=0), Broadcast()", "Split(axis=0), Split(axis=0)"),
+                ("Split(axis=0), Split(axis=0)", "Broadcast(), Split(axis=0)")]
 
 
 def reshard_source(mesh, directions):

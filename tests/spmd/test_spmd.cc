@@ -172,11 +172,19 @@ TEST(Spmd, ReshardOnOneAxisIsOneCollective) {
   expect_reshard("d4", "Split(axis=1)", "Split(axis=1)", {});
 }
 
-TEST(Spmd, OtherReshardsGatherTheLogicalValue) {
-  // No single collective gives these; the value is still right.
-  expect_reshard("d4", "Broadcast()", "Partial(\"sum\")", {"all_gather@0"});
+TEST(Spmd, ReshardsToPartialGoThroughBroadcast) {
+  // Broadcast -> Partial keeps the value on coordinate 0: no communication.
+  expect_reshard("d4", "Broadcast()", "Partial(\"sum\")", {});
   expect_reshard("d4", "Split(axis=0)", "Partial(\"sum\")", {"all_gather@0"});
-  expect_reshard("d4", "Partial(\"sum\")", "Partial(\"max\")", {"all_gather@0"});
+  expect_reshard("d4", "Partial(\"sum\")", "Partial(\"max\")", {"all_reduce@0"});
+}
+
+TEST(Spmd, AReshardNoStepsCanMakeGathersTheLogicalValue) {
+  // Mesh axis 1 still splits tensor axis 0 after the move, so axis 0's block
+  // is not one block of the result: the logical value is gathered (one
+  // all-gather per mesh axis, the last first) and the rank's share kept.
+  expect_reshard("d22", "Split(axis=0), Split(axis=0)", "Broadcast(), Split(axis=0)",
+                 {"all_gather@1", "all_gather@0"});
 }
 
 TEST(Spmd, ReshardOnATwoByTwoMesh) {
@@ -187,13 +195,15 @@ TEST(Spmd, ReshardOnATwoByTwoMesh) {
   expect_reshard("d22", "Split(axis=0), Split(axis=1)", "Split(axis=1), Split(axis=0)",
                  {"all_gather@1", "all_gather@0"});
   expect_reshard("d22", "Split(axis=0), Broadcast()", "Split(axis=0), Split(axis=1)", {});
-  expect_reshard("d22", "Broadcast(), Split(axis=1)", "Split(axis=1), Split(axis=0)",
-                 {"all_gather@1", "all_gather@0"});
-  // Both mesh axes split axis 0: gathering one of them is not one block.
-  expect_reshard("d22", "Split(axis=0), Split(axis=0)", "Split(axis=0), Broadcast()",
-                 {"all_gather@1", "all_gather@0"});
+  // Several axes: each to Broadcast (innermost first), then each to its
+  // target (outermost first), one collective or slice per step.
+  expect_reshard("d22", "Broadcast(), Split(axis=1)", "Split(axis=1), Split(axis=0)", {"all_gather@1"});
   expect_reshard("d22", "Partial(\"sum\"), Partial(\"sum\")", "Broadcast(), Broadcast()",
-                 {"all_gather@1", "all_gather@0"});
+                 {"all_reduce@1", "all_reduce@0"});
+  // Both mesh axes split axis 0: the inner one's blocks are blocks of the
+  // outer one's, so gathering it is one all-gather.
+  expect_reshard("d22", "Split(axis=0), Split(axis=0)", "Split(axis=0), Broadcast()", {"all_gather@1"});
+  expect_reshard("d22", "Split(axis=0), Broadcast()", "Split(axis=0), Split(axis=0)", {});
 }
 
 TEST(Spmd, TensorParallelMlpMatchesThePlainProgram) {
