@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "capi/aot.h"
+#include "capi/error.h"
 #include "core/compiler/in_place.h"
 #include "core/eval/evaluator.h"
 #include "core/spmd/executor.h"
@@ -63,6 +64,17 @@ std::vector<sema::ArgDesc> descs_of(const std::vector<runtime::NDArray>& arrays)
 
 }  // namespace
 
+const char* side_name(Side side) { return side == Side::kInput ? "input" : "output"; }
+
+const ir::TensorType& checked_tensor(const char* fn, const Kernel& k, Side side, size_t i) {
+  size_t count = side == Side::kInput ? k.num_inputs() : k.num_outputs();
+  if (i >= count)
+    fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": " + side_name(side) + " index " +
+                                      std::to_string(i) + " out of range ('" + k.name() + "' has " +
+                                      std::to_string(count) + " " + side_name(side) + "s)");
+  return side == Side::kInput ? k.input_type(i) : k.output_type(i);
+}
+
 ir::FunctionPtr find_function(const ir::Module& m, const std::string& fn) {
   if (ir::FunctionPtr f = m.lookup(fn)) return f;
   std::vector<std::string> names;
@@ -94,6 +106,7 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
                     : requested == TF_BACKEND_VIRTUAL_MESH ? TF_BACKEND_VIRTUAL_MESH : TF_BACKEND_EVALUATOR;
   auto k = std::make_shared<Kernel>(std::move(m), f, runs,
                                     param_types(*f), result_types(*f));
+  k->mesh_ = mesh;
   k->native_ = std::move(native);
   k->native_in_place_ = k->native_ && compiler::writes_all_in_place(*f);
   k->fallback_reason_ = std::move(reason);

@@ -15,6 +15,7 @@
 
 #include "core/compiler/compiler.h"
 #include "core/ir/module.h"
+#include "core/ir/shard.h"
 #include "core/runtime/ndarray.h"
 #include "core/sema/bind.h"
 #include "tilefoundry/tilefoundry.h"
@@ -24,6 +25,16 @@ namespace tf::capi {
 // m's function `fn`; a kNotFound error naming it (and the nearest name in
 // the module, when one is near) otherwise.
 ir::FunctionPtr find_function(const ir::Module& m, const std::string& fn);
+
+class Kernel;
+
+// Which of a kernel's tensors an entry point names.
+enum class Side { kInput, kOutput };
+const char* side_name(Side side);  // "input" / "output"
+
+// The type of tensor i of `side`; TF_ERR_INVALID_ARGUMENT ("<fn>: input
+// index 4 out of range ('f' has 4 inputs)") when there is none.
+const ir::TensorType& checked_tensor(const char* fn, const Kernel& k, Side side, size_t i);
 
 class Kernel {
  public:
@@ -41,6 +52,9 @@ class Kernel {
   const ir::TensorType& output_type(size_t i) const { return *outputs_.at(i); }
   const ir::Function& function() const { return *fn_; }
   const ir::Module& module() const { return *module_; }
+  // The device mesh of the function's types (spmd::function_mesh), found
+  // once at compile; null for an unsharded function.
+  const ir::MeshPtr& mesh() const { return mesh_; }
   // The input whose buffer receives output i (an in-place result), or -1.
   int64_t output_alias(size_t i) const { return fn_->inplace_param(i); }
   bool has_aliases() const { return !fn_->inplace().empty(); }
@@ -98,6 +112,7 @@ class Kernel {
 
   uint64_t id_;  // unique for the process's life (a memo key that is never reused)
   ir::ModulePtr module_;
+  ir::MeshPtr mesh_;
   ir::FunctionPtr fn_;
   tf_backend backend_;
   std::vector<ir::TensorTypePtr> inputs_;   // parameter types, in order

@@ -58,20 +58,6 @@ std::vector<int64_t> encode(const sema::DimProgram& p) {
   return words;
 }
 
-enum class Side { kInput, kOutput };
-
-const char* side_name(Side side) { return side == Side::kInput ? "input" : "output"; }
-
-// The type of tensor i of `side`; TF_ERR_INVALID_ARGUMENT when there is none.
-const ir::TensorType& checked_tensor(const char* fn, const Kernel& k, Side side, size_t i) {
-  size_t count = side == Side::kInput ? k.num_inputs() : k.num_outputs();
-  if (i >= count)
-    fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": " + side_name(side) + " index " +
-                                      std::to_string(i) + " out of range ('" + k.name() + "' has " +
-                                      std::to_string(count) + " " + side_name(side) + "s)");
-  return side == Side::kInput ? k.input_type(i) : k.output_type(i);
-}
-
 // Like checked_tensor, and the tensor must have `axis`.
 const ir::TensorType& checked_axis(const char* fn, const Kernel& k, Side side, size_t i,
                                    size_t axis) {

@@ -76,11 +76,8 @@ class HostCommunicator final : public spmd::Communicator {
   std::vector<int64_t> shape_, coords_;
 };
 
-const ir::MeshPtr mesh_of(const Kernel& k) { return spmd::function_mesh(k.function()); }
-
 void check_axis(const char* fn, const Kernel& k, int32_t axis) {
-  const ir::MeshPtr mesh = mesh_of(k);
-  const int32_t rank = mesh ? static_cast<int32_t>(mesh->shape.size()) : 0;
+  const int32_t rank = k.mesh() ? static_cast<int32_t>(k.mesh()->shape.size()) : 0;
   if (axis < 0 || axis >= rank)
     fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": mesh axis " + std::to_string(axis) + " out of range ('" +
                                       k.name() + "' has " + std::to_string(rank) + " mesh axes)");
@@ -102,7 +99,7 @@ void check_communicator(const char* fn, const Kernel& k, const tf_communicator* 
   if (c->struct_size < offsetof(tf_communicator, all_to_all) + sizeof c->all_to_all)
     fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": comm->struct_size is " + std::to_string(c->struct_size) +
                                       "; set it to sizeof(tf_communicator)");
-  const ir::MeshPtr mesh = mesh_of(k);
+  const ir::MeshPtr& mesh = k.mesh();
   const std::vector<int64_t> shape = mesh ? mesh->shape : std::vector<int64_t>{};
   if (c->num_axes != static_cast<int32_t>(shape.size()))
     fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": comm->num_axes is " + std::to_string(c->num_axes) + ", but '" +
@@ -140,8 +137,7 @@ tf_status tf_kernel_mesh_rank(tf_kernel k, int32_t* num_axes) {
   TF_C_API_BEGIN
   auto kernel = kernel_of(k);
   require_non_null(num_axes, "tf_kernel_mesh_rank", "num_axes");
-  const tf::ir::MeshPtr mesh = tf::capi::mesh_of(*kernel);
-  *num_axes = mesh ? static_cast<int32_t>(mesh->shape.size()) : 0;
+  *num_axes = kernel->mesh() ? static_cast<int32_t>(kernel->mesh()->shape.size()) : 0;
   TF_C_API_END
 }
 
@@ -152,9 +148,9 @@ tf_status tf_kernel_mesh_axis(tf_kernel k, int32_t axis, int64_t* extent, const 
   require_non_null(extent, fn, "extent");
   require_non_null(name, fn, "name");
   tf::capi::check_axis(fn, *kernel, axis);
-  const tf::ir::MeshPtr mesh = tf::capi::mesh_of(*kernel);
-  *extent = mesh->shape[static_cast<size_t>(axis)];
-  *name = mesh->axes.at(static_cast<size_t>(axis)).c_str();  // the Mesh lives in the kernel's module
+  const tf::ir::Mesh& mesh = *kernel->mesh();
+  *extent = mesh.shape[static_cast<size_t>(axis)];
+  *name = mesh.axes.at(static_cast<size_t>(axis)).c_str();  // the Mesh lives in the kernel's module
   TF_C_API_END
 }
 
@@ -163,12 +159,9 @@ tf_status tf_kernel_input_shard(tf_kernel k, size_t i, int32_t axis, tf_shard_at
   const char* fn = "tf_kernel_input_shard";
   auto kernel = kernel_of(k);
   require_non_null(out, fn, "out");
-  if (i >= kernel->num_inputs())
-    tf::capi::fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": input index " + std::to_string(i) +
-                                                " out of range ('" + kernel->name() + "' has " +
-                                                std::to_string(kernel->num_inputs()) + " inputs)");
+  const tf::ir::TensorType& t = tf::capi::checked_tensor(fn, *kernel, tf::capi::Side::kInput, i);
   tf::capi::check_axis(fn, *kernel, axis);
-  *out = tf::capi::shard_attr(kernel->input_type(i), axis);
+  *out = tf::capi::shard_attr(t, axis);
   TF_C_API_END
 }
 
@@ -177,12 +170,9 @@ tf_status tf_kernel_output_shard(tf_kernel k, size_t i, int32_t axis, tf_shard_a
   const char* fn = "tf_kernel_output_shard";
   auto kernel = kernel_of(k);
   require_non_null(out, fn, "out");
-  if (i >= kernel->num_outputs())
-    tf::capi::fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": output index " + std::to_string(i) +
-                                                " out of range ('" + kernel->name() + "' has " +
-                                                std::to_string(kernel->num_outputs()) + " outputs)");
+  const tf::ir::TensorType& t = tf::capi::checked_tensor(fn, *kernel, tf::capi::Side::kOutput, i);
   tf::capi::check_axis(fn, *kernel, axis);
-  *out = tf::capi::shard_attr(kernel->output_type(i), axis);
+  *out = tf::capi::shard_attr(t, axis);
   TF_C_API_END
 }
 

@@ -32,20 +32,24 @@ std::vector<int64_t> concrete_shape(const ir::Shape& s, const ir::DimBindings& b
   return out;
 }
 
-std::vector<int64_t> Grid::coords(size_t rank) const {
-  std::vector<int64_t> c(mesh ? mesh->shape.size() : 0);
+std::vector<int64_t> coords_of(const std::vector<int64_t>& shape, size_t rank) {
+  std::vector<int64_t> c(shape.size());
   for (size_t m = c.size(); m-- > 0;) {
-    c[m] = static_cast<int64_t>(rank) % mesh->shape[m];
-    rank /= static_cast<size_t>(mesh->shape[m]);
+    c[m] = static_cast<int64_t>(rank) % shape[m];
+    rank /= static_cast<size_t>(shape[m]);
   }
   return c;
 }
 
-size_t Grid::rank_of(const std::vector<int64_t>& coords) const {
+size_t rank_of(const std::vector<int64_t>& shape, const std::vector<int64_t>& coords) {
   size_t r = 0;
-  for (size_t m = 0; m < coords.size(); ++m) r = r * static_cast<size_t>(mesh->shape[m]) + static_cast<size_t>(coords[m]);
+  for (size_t m = 0; m < coords.size(); ++m) r = r * static_cast<size_t>(shape[m]) + static_cast<size_t>(coords[m]);
   return r;
 }
+
+std::vector<int64_t> Grid::coords(size_t rank) const { return mesh ? coords_of(mesh->shape, rank) : std::vector<int64_t>{}; }
+
+size_t Grid::rank_of(const std::vector<int64_t>& coords) const { return mesh ? spmd::rank_of(mesh->shape, coords) : 0; }
 
 std::optional<std::vector<ir::ShardAttr>> block_attrs(const ir::TensorType& t, const ir::DimBindings& b) {
   const ir::ShardLayout* l = ir::as_shard_layout(t.layout());

@@ -27,6 +27,11 @@ namespace tf::spmd {
 // The extents of `s` under `b`; Error(kUnsupported) when one does not resolve.
 std::vector<int64_t> concrete_shape(const ir::Shape& s, const ir::DimBindings& b = {});
 
+// A rank's coordinates on a mesh of `shape`, ranks row-major over the axes;
+// and back.
+std::vector<int64_t> coords_of(const std::vector<int64_t>& shape, size_t rank);
+size_t rank_of(const std::vector<int64_t>& shape, const std::vector<int64_t>& coords);
+
 // The ranks of one mesh, row-major over its axes (a null mesh: one rank).
 struct Grid {
   ir::MeshPtr mesh;

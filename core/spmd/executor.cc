@@ -38,10 +38,18 @@ void flatten(const Value& v, std::vector<NDArray>* out) {
   for (const Value& f : v.fields) flatten(f, out);
 }
 
-std::vector<int64_t> row_major(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t k = shape.size(); k-- > 1;) s[k - 1] = s[k] * shape[k];
-  return s;
+// Every rank's `mine` (a 1-D contiguous array, the same size on every rank)
+// on every rank, in row-major rank order: all-gathers over each mesh axis,
+// the last first.
+NDArray gather_every_rank(NDArray mine, Communicator& comm) {
+  const auto& shape = comm.mesh_shape();
+  for (size_t m = shape.size(); m-- > 0;) {
+    if (shape[m] == 1) continue;
+    NDArray out = NDArray::empty(mine.dtype(), {mine.numel() * shape[m]});
+    comm.all_gather(m, mine, out);
+    mine = out;
+  }
+  return mine;
 }
 
 // x with tensor axis d moved to the front, as a contiguous array: a block of
@@ -58,7 +66,7 @@ NDArray to_front(const NDArray& x, size_t d) {
 
 // The inverse of to_front for a contiguous y (axis d at the front), as a view.
 NDArray from_front(const NDArray& y, size_t d) {
-  const std::vector<int64_t> s = row_major(y.shape());
+  const std::vector<int64_t> s = ir::c_order_strides(y.shape());
   std::vector<int64_t> shape(y.shape().begin() + 1, y.shape().end()), strides(s.begin() + 1, s.end());
   shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), y.shape()[0]);
   strides.insert(strides.begin() + static_cast<std::ptrdiff_t>(d), s[0]);
@@ -217,25 +225,16 @@ class RankInterpreter {
 
   // ---- values that cross ranks
 
-  // The logical tensor of a share, on every rank: all-gathers over each
-  // mesh axis (the last first, so the shares arrive in row-major rank
-  // order), then the blocks placed and Partial shares reduced.
+  // The logical tensor of a share, on every rank: every rank's share, then
+  // the blocks placed and Partial shares reduced.
   NDArray gather_global(const NDArray& share, const ir::TensorType& t) {
     if (!ir::as_shard_layout(t.layout())) return share;
-    NDArray cur = eval::contiguous_copy(share);
-    const int64_t n = cur.numel();
-    cur = NDArray::view(cur, {n}, {1}, 0);
-    const auto& shape = rank_.comm.mesh_shape();
-    for (size_t m = shape.size(); m-- > 0;) {
-      if (shape[m] == 1) continue;
-      NDArray out = NDArray::empty(cur.dtype(), {cur.numel() * shape[m]});
-      rank_.comm.all_gather(m, cur, out);
-      cur = out;
-    }
+    const int64_t n = share.numel();
+    NDArray cur = gather_every_rank(NDArray::view(eval::contiguous_copy(share), {n}, {1}, 0), rank_.comm);
     std::vector<NDArray> shares;
     std::vector<const NDArray*> ptrs;
     for (size_t r = 0; r < rank_.grid.size(); ++r)
-      shares.push_back(NDArray::view(cur, share.shape(), row_major(share.shape()), static_cast<int64_t>(r) * n));
+      shares.push_back(NDArray::view(cur, share.shape(), ir::c_order_strides(share.shape()), static_cast<int64_t>(r) * n));
     for (const NDArray& s : shares) ptrs.push_back(&s);
     return assemble(ptrs, t, rank_.grid, bindings_);
   }
@@ -383,7 +382,7 @@ class RankInterpreter {
     int64_t piece = 1;
     for (int64_t e : piece_shape) piece *= e;
     for (int64_t i = 0; i < group; ++i) {
-      NDArray p = NDArray::view(got, piece_shape, row_major(piece_shape), i * piece);
+      NDArray p = NDArray::view(got, piece_shape, ir::c_order_strides(piece_shape), i * piece);
       Block blk{std::vector<int64_t>(out.ndim(), 0), out_shape};
       blk.extent[a] = x.shape()[a];
       blk.offset[a] = i * x.shape()[a];
@@ -427,15 +426,9 @@ int64_t call_fingerprint(const ir::Function& fn, const std::vector<NDArray>& inp
 void check_ranks_agree(const ir::Function& fn, const std::vector<NDArray>& inputs, Communicator& comm,
                        const Grid& grid) {
   const int64_t mine = call_fingerprint(fn, inputs);
-  NDArray cur = NDArray::empty(ir::DType::kI64, {1});
-  *static_cast<int64_t*>(cur.data()) = mine;
-  const auto& shape = grid.mesh->shape;
-  for (size_t m = shape.size(); m-- > 0;) {
-    if (shape[m] == 1) continue;
-    NDArray out = NDArray::empty(ir::DType::kI64, {cur.numel() * shape[m]});
-    comm.all_gather(m, cur, out);
-    cur = out;
-  }
+  NDArray own = NDArray::empty(ir::DType::kI64, {1});
+  *static_cast<int64_t*>(own.data()) = mine;
+  const NDArray cur = gather_every_rank(own, comm);
   std::string differ;
   for (size_t r = 0; r < grid.size(); ++r) {
     if (static_cast<const int64_t*>(cur.data())[r] == mine) continue;

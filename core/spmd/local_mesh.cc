@@ -29,10 +29,7 @@ void check_contiguous(const NDArray& a, const char* what) {
 
 class LocalCommunicator final : public Communicator {
  public:
-  LocalCommunicator(LocalMesh& mesh, size_t rank) : mesh_(mesh), rank_(rank) {
-    Grid g{std::make_shared<const ir::Mesh>(ir::Mesh{"local", "device", mesh.shape(), {}})};
-    coords_ = g.coords(rank);
-  }
+  LocalCommunicator(LocalMesh& mesh, size_t rank) : mesh_(mesh), rank_(rank), coords_(coords_of(mesh.shape(), rank)) {}
   const std::vector<int64_t>& mesh_shape() const override { return mesh_.shape(); }
   const std::vector<int64_t>& coords() const override { return coords_; }
 
@@ -138,18 +135,16 @@ bool LocalMesh::abort(size_t rank, const std::string& why) {
 }
 
 std::vector<size_t> LocalMesh::group(size_t rank, size_t axis) const {
-  Grid g{std::make_shared<const ir::Mesh>(ir::Mesh{"local", "device", shape_, {}})};
-  auto c = g.coords(rank);
+  auto c = coords_of(shape_, rank);
   std::vector<size_t> out;
   for (int64_t i = 0; i < shape_[axis]; ++i) {
     c[axis] = i;
-    out.push_back(g.rank_of(c));
+    out.push_back(rank_of(shape_, c));
   }
   return out;
 }
 
-void LocalMesh::wait_all(std::unique_lock<std::mutex>& lk, size_t rank) {
-  (void)rank;
+void LocalMesh::wait_all(std::unique_lock<std::mutex>& lk) {
   if (aborted_) ir::fail(ir::ErrorKind::kRuntime, "spmd: " + why_);
   const uint64_t gen = generation_;
   if (++arrived_ == size()) {
@@ -165,7 +160,7 @@ void LocalMesh::wait_all(std::unique_lock<std::mutex>& lk, size_t rank) {
 std::vector<const LocalMesh::Post*> LocalMesh::exchange(size_t rank, const Post& p) {
   std::unique_lock<std::mutex> lk(mu_);
   posts_[rank] = p;
-  wait_all(lk, rank);
+  wait_all(lk);
   std::vector<const Post*> out;
   for (size_t r : group(rank, p.axis)) out.push_back(&posts_[r]);
   for (size_t i = 0; i < out.size(); ++i) {
@@ -186,7 +181,7 @@ std::vector<const LocalMesh::Post*> LocalMesh::exchange(size_t rank, const Post&
 
 void LocalMesh::release(size_t rank) {
   std::unique_lock<std::mutex> lk(mu_);
-  wait_all(lk, rank);
+  wait_all(lk);
 }
 
 }  // namespace tf::spmd

@@ -57,7 +57,8 @@ class LocalMesh {
   // posts in coordinate order. The caller reads them, then calls release().
   std::vector<const Post*> exchange(size_t rank, const Post& p);
   void release(size_t rank);
-  void wait_all(std::unique_lock<std::mutex>& lk, size_t rank);
+  // Blocks until every rank has called it (a barrier); throws once aborted.
+  void wait_all(std::unique_lock<std::mutex>& lk);
 
   std::vector<int64_t> shape_;
   std::mutex mu_;

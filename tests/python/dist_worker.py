@@ -135,6 +135,18 @@ def check_reshards(m, names, groups, coords, sizes, result):
     result["ok"] = worst < 1e-5
 
 
+def errors_of(*calls):
+    """The message of the TypeError / ValueError each call raises ("no error" if none)."""
+    errors = []
+    for call in calls:
+        try:
+            call()
+            errors.append("no error")
+        except (TypeError, ValueError) as e:
+            errors.append(str(e))
+    return errors
+
+
 def scenario_mlp(rank, world, result):
     m = tf.load(HEADER.format(world=world) + MLP)
     k = m.compile("mlp")
@@ -165,15 +177,8 @@ def scenario_mlp(rank, world, result):
     result["partial_diff"] = (total - x @ wp).abs().max().item()
     result["partial_is_share"] = not torch.allclose(share_, x @ wp, atol=1e-3)
     # Misuse: a kernel without a mesh, a mesh of the wrong size.
-    errors = []
-    for call in (lambda: m.compile("plain")(x, mesh=pg),
-                 lambda: k(x, w1, w2, gamma, mesh=[pg, pg])):
-        try:
-            call()
-            errors.append("no error")
-        except (TypeError, ValueError) as e:
-            errors.append(str(e))
-    result["errors"] = errors
+    result["errors"] = errors_of(lambda: m.compile("plain")(x, mesh=pg),
+                                 lambda: k(x, w1, w2, gamma, mesh=[pg, pg]))
     result["ok"] = (result["maxdiff"] < 1e-4 and result["ranks_agree"] and result["partial_diff"] < 1e-4
                     and result["partial_is_share"] and result["groups_kept"] == 0)
 
@@ -272,16 +277,9 @@ def scenario_dtensor(rank, world, result):
     pd = p(distribute_tensor(x, dm, [Shard(1)]), distribute_tensor(wp, dm, [Shard(0)]))
     result["partial_placement"] = str(pd.placements[0])
     result["partial_diff"] = (pd.full_tensor() - x @ wp).abs().max().item()
-    errors = []
-    for call in (lambda: k(distribute_tensor(x, dm, [Shard(0)]), w1d, w2d, gd),
-                 lambda: m.compile("plain")(xd),
-                 lambda: k(xd, w1, w2d, gd)):
-        try:
-            call()
-            errors.append("no error")
-        except (TypeError, ValueError) as e:
-            errors.append(str(e))
-    result["errors"] = errors
+    result["errors"] = errors_of(lambda: k(distribute_tensor(x, dm, [Shard(0)]), w1d, w2d, gd),
+                                 lambda: m.compile("plain")(xd),
+                                 lambda: k(xd, w1, w2d, gd))
     result["ok"] = (result["is_dtensor"] and result["vs_dtensor"] < 1e-4 and result["vs_plain"] < 1e-4
                     and result["partial_diff"] < 1e-4 and isinstance(pd.placements[0], Partial))
 

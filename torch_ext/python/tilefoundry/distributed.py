@@ -270,7 +270,6 @@ def _placement_of(attr):
 
 def call(kernel, tensors, mesh=None):
     """Runs this rank of a sharded kernel (see the module docstring)."""
-    import torch
     sig = signature_of(kernel)
     dts = [i for i, t in enumerate(tensors) if _is_dtensor(t)]
     names = kernel.input_names()
@@ -304,11 +303,8 @@ def call(kernel, tensors, mesh=None):
                                      f"('{sig.axes[m]}'): the kernel declares {describe(attr)}, but the DTensor's "
                                      f"placement is {p}")
             t = t.to_local()
-        elif isinstance(t, torch.Tensor) and type(t) not in (torch.Tensor, torch.nn.Parameter):
-            raise TypeError(f"{kernel.name}: argument #{i} ({names[i]}) is a {type(t).__name__}, a tensor "
-                            "subclass whose data TileFoundry cannot read; pass a plain tensor")
         locals_.append(t)
-    ins = kernel.borrow_inputs(locals_)
+    ins = kernel.borrow_inputs(locals_)  # refuses other tensor subclasses without data, by name
     arr = (DLTensor * max(len(ins), 1))()
     for i, b in enumerate(ins):
         arr[i] = b.tensor

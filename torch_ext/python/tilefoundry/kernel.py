@@ -87,13 +87,17 @@ class Kernel:
         return f"<tilefoundry.Kernel {self.name} backend={self.backend}>"
 
     def input_names(self):
-        L = _lib.lib()
-        names = []
-        for i in range(self.num_inputs):
-            name = ctypes.c_char_p()
-            _lib.check(L.tf_kernel_input_name(self._handle, i, ctypes.byref(name)))
-            names.append(name.value.decode())
-        return names
+        """The parameters' names (read from the library once)."""
+        names = getattr(self, "_input_names", None)
+        if names is None:
+            L = _lib.lib()
+            names = []
+            for i in range(self.num_inputs):
+                name = ctypes.c_char_p()
+                _lib.check(L.tf_kernel_input_name(self._handle, i, ctypes.byref(name)))
+                names.append(name.value.decode())
+            self._input_names = names
+        return list(names)
 
     def output_desc(self, inputs, i):
         """(torch dtype, shape) of output i for these Borrowed inputs."""
