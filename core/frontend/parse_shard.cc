@@ -144,12 +144,12 @@ LayoutSpec Parser::layout_value(const Token& head, const std::vector<Arg>& args)
     const Value& st = slots[1]->value;
     if (st.kind != Value::Kind::kTuple || st.items.size() != spec.positions->size())
       src_.parse_error(st.pos, "Layout strides must be None or a tuple of " +
-                                   std::to_string(spec.positions->size()) + " ints, one per position");
+                                   std::to_string(spec.positions->size()) + " ints or dims, one per position");
     spec.strides.emplace();
     for (const auto& s : st.items) {
-      if (s.kind != Value::Kind::kInt || s.i < 0)
-        src_.parse_error(s.pos, "a stride must be a non-negative int, but got " + s.describe());
-      spec.strides->push_back(s.i);
+      if (!s.is_dim_like() || (s.kind == Value::Kind::kInt && s.i < 0))
+        src_.parse_error(s.pos, "a stride must be a non-negative int or a dim, but got " + s.describe());
+      spec.strides->push_back(s.as_dim());
     }
   }
   return spec;
@@ -203,7 +203,7 @@ ir::LayoutPtr Parser::resolve_layout(const Value& v, const ir::Shape& shape, boo
   const LayoutSpec& spec = *v.layout;
   try {
     ir::Shape positions;
-    std::optional<std::vector<int64_t>> strides = spec.strides;
+    std::optional<ir::Shape> strides = spec.strides;
     std::vector<ir::ShardAttr> attrs;
     for (const auto& a : spec.attrs) attrs.push_back(a.attr);
     if (spec.positions) {
@@ -218,13 +218,7 @@ ir::LayoutPtr Parser::resolve_layout(const Value& v, const ir::Shape& shape, boo
       attrs = canon->attrs();
       strides.reset();  // the sugar: materialized below when asked
     }
-    if (materialize && !strides) {
-      strides = ops::shard::c_order(positions);
-      if (!strides)
-        src_.fail(ir::ErrorKind::kType, v.pos,
-                  "a signature layout needs static positions to materialize strides=None, but got " +
-                      ir::shape_to_string(positions) + "; write strides=(...) explicitly");
-    }
+    if (materialize && !strides) strides = ops::shard::c_order(positions);
     if (!spec.mesh) return std::make_shared<const ir::Layout>(std::move(positions), std::move(strides));
     return ir::ShardLayout::make(spec.mesh, std::move(attrs), std::move(positions), std::move(strides));
   } catch (const ir::Error& e) {

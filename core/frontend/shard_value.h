@@ -21,7 +21,7 @@ struct LayoutSpec {
   ir::MeshPtr mesh;  // null: a plain Layout(positions, strides)
   std::vector<ShardAttrSpec> attrs;
   std::optional<ir::Shape> positions;  // given by layout=Layout(...) (verbose) or a plain Layout
-  std::optional<std::vector<int64_t>> strides;  // nullopt: the strides=None sugar
+  std::optional<ir::Shape> strides;  // nullopt: the strides=None sugar; dims over DimVars
 };
 
 }  // namespace tf::frontend

@@ -18,14 +18,14 @@ std::optional<StorageKind> storage_from_name(std::string_view name) {
 }
 
 bool Layout::structural_equal(const Layout& o) const {
-  return !o.is_shard() && shape_equal(shape_, o.shape_) && strides_ == o.strides_;
+  return !o.is_shard() && shape_equal(shape_, o.shape_) && strides_equal(strides_, o.strides_);
 }
 
 size_t Layout::structural_hash() const {
   size_t h = 0x51ed;
   for (const auto& d : shape_) h = h * 31 + d.structural_hash();
   if (strides_)
-    for (int64_t s : *strides_) h = h * 131 + static_cast<size_t>(s);
+    for (const auto& s : *strides_) h = h * 131 + s.structural_hash();
   return h;
 }
 
@@ -33,7 +33,7 @@ std::string Layout::to_string() const {
   std::string out = "Layout(" + shape_to_string(shape_);
   if (strides_) {
     out += ", strides=(";
-    for (size_t i = 0; i < strides_->size(); ++i) out += (i ? ", " : "") + std::to_string((*strides_)[i]);
+    for (size_t i = 0; i < strides_->size(); ++i) out += (i ? ", " : "") + (*strides_)[i].to_string();
     out += strides_->size() == 1 ? ",)" : ")";
   }
   return out + ")";
@@ -47,6 +47,11 @@ std::vector<int64_t> c_order_strides(const std::vector<int64_t>& shape) {
     acc *= shape[i];
   }
   return s;
+}
+
+bool strides_equal(const std::optional<Shape>& a, const std::optional<Shape>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || shape_equal(*a, *b);
 }
 
 }  // namespace tf::ir

@@ -32,16 +32,18 @@ std::optional<StorageKind> storage_from_name(std::string_view name);
 
 // Layout(shape, strides): shape is a tuple of layout positions; strides (in
 // elements) has one entry per position, or is absent — the parser's sugar,
-// materialized to C-order at signature binding.
+// materialized to C-order at signature binding. A stride is a ShapeDim: over
+// symbolic positions (Tensor[(B, D), ...]) C-order strides are symbolic too
+// (D, 1), and resolve with the extents when a call binds its DimVars.
 // A ShardLayout (core/ir/shard.h) is a Layout that also says how the
 // positions are distributed over a Mesh; is_shard() tells them apart.
 class Layout {
  public:
-  Layout(Shape shape, std::optional<std::vector<int64_t>> strides)
+  Layout(Shape shape, std::optional<Shape> strides)
       : shape_(std::move(shape)), strides_(std::move(strides)) {}
   virtual ~Layout() = default;
   const Shape& shape() const { return shape_; }
-  const std::optional<std::vector<int64_t>>& strides() const { return strides_; }
+  const std::optional<Shape>& strides() const { return strides_; }
   virtual bool is_shard() const { return false; }
   virtual bool structural_equal(const Layout& o) const;
   virtual size_t structural_hash() const;
@@ -49,11 +51,13 @@ class Layout {
 
  private:
   Shape shape_;
-  std::optional<std::vector<int64_t>> strides_;
+  std::optional<Shape> strides_;
 };
 using LayoutPtr = std::shared_ptr<const Layout>;
 
 // C-order strides over a static shape, size-1 positions included as-is.
 std::vector<int64_t> c_order_strides(const std::vector<int64_t>& shape);
+// Both absent, or structurally equal entry by entry.
+bool strides_equal(const std::optional<Shape>& a, const std::optional<Shape>& b);
 
 }  // namespace tf::ir

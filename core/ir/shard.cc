@@ -63,7 +63,7 @@ std::string ShardAttr::to_string() const {
 }
 
 ShardLayoutPtr ShardLayout::make(MeshPtr mesh, std::vector<ShardAttr> attrs, Shape positions,
-                                 std::optional<std::vector<int64_t>> strides) {
+                                 std::optional<Shape> strides) {
   TF_CHECK(mesh != nullptr, "ShardLayout needs a mesh");
   if (attrs.size() != mesh->shape.size())
     fail(ErrorKind::kType, "ShardLayout needs one ShardAttr per mesh axis (" + std::to_string(mesh->shape.size()) +
@@ -88,7 +88,7 @@ bool ShardLayout::structural_equal(const Layout& o) const {
   if (!o.is_shard()) return false;
   auto& s = static_cast<const ShardLayout&>(o);
   return mesh_->structural_equal(*s.mesh_) && attrs_ == s.attrs_ && shape_equal(shape(), s.shape()) &&
-         strides() == s.strides();
+         strides_equal(strides(), s.strides());
 }
 
 size_t ShardLayout::structural_hash() const {

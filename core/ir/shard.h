@@ -66,8 +66,7 @@ class ShardLayout final : public Layout {
  public:
   // Checks one attr per mesh axis and Split positions in range.
   static std::shared_ptr<const ShardLayout> make(MeshPtr mesh, std::vector<ShardAttr> attrs,
-                                                 Shape positions,
-                                                 std::optional<std::vector<int64_t>> strides);
+                                                 Shape positions, std::optional<Shape> strides);
   const MeshPtr& mesh() const { return mesh_; }
   const std::vector<ShardAttr>& attrs() const { return attrs_; }
   bool is_shard() const override { return true; }
@@ -77,8 +76,7 @@ class ShardLayout final : public Layout {
   size_t structural_hash() const override;
   std::string to_string() const override;
 
-  ShardLayout(MeshPtr mesh, std::vector<ShardAttr> attrs, Shape positions,
-              std::optional<std::vector<int64_t>> strides)
+  ShardLayout(MeshPtr mesh, std::vector<ShardAttr> attrs, Shape positions, std::optional<Shape> strides)
       : Layout(std::move(positions), std::move(strides)), mesh_(std::move(mesh)), attrs_(std::move(attrs)) {}
 
  private:

@@ -54,10 +54,13 @@ size_t Grid::rank_of(const std::vector<int64_t>& coords) const { return mesh ? s
 std::optional<std::vector<ir::ShardAttr>> block_attrs(const ir::TensorType& t, const ir::DimBindings& b) {
   const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
   if (!l) return std::nullopt;
-  std::vector<int64_t> shape = concrete_shape(t.shape(), b);
-  ir::Shape s;
-  for (int64_t e : shape) s.push_back(ir::ShapeDim(e));
-  auto logical = ops::shard::to_block_logical(s, *l);
+  // A canonical layout over symbolic extents ((2, F // 2) for F) reads as
+  // written; a verbose one may factor only the resolved extents.
+  auto logical = ops::shard::to_block_logical(t.shape(), *l);
+  if (!logical) {
+    std::vector<int64_t> shape = concrete_shape(t.shape(), b);
+    logical = ops::shard::to_block_logical(ir::Shape(shape.begin(), shape.end()), *l);
+  }
   if (!logical) unsupported("a composed ShardLayout " + l->to_string());
   return logical;
 }
@@ -75,6 +78,10 @@ Block block_of(const ir::TensorType& t, const Grid& g, size_t rank, const ir::Di
         index = index * l.mesh()->shape[m] + c[m];
         parts *= l.mesh()->shape[m];
       }
+    if (blk.extent[k] % parts != 0)
+      ir::fail(ir::ErrorKind::kInvalidArgument, "axis " + std::to_string(k) + " of " + t.to_string() + " has extent " +
+                                                    std::to_string(blk.extent[k]) + ", which its " +
+                                                    std::to_string(parts) + " shares do not divide");
     blk.extent[k] /= parts;
     blk.offset[k] = index * blk.extent[k];
   }

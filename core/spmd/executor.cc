@@ -444,6 +444,73 @@ void check_ranks_agree(const ir::Function& fn, const std::vector<NDArray>& input
                  "'); nothing ran");
 }
 
+// Input #i is not this rank's share of its parameter: say what the share is
+// (its extents under `b`, symbolic where b does not resolve them).
+[[noreturn]] void share_error(const ir::Function& fn, size_t i, const NDArray& a, const ir::DimBindings& b) {
+  const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
+  const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
+  ir::Shape want = l ? ops::shard::local_shape(t.shape(), *l) : t.shape();
+  for (auto& d : want)
+    if (!d.is_static()) {
+      try {
+        d = ir::ShapeDim(d.evaluate(b));
+      } catch (const ir::Error&) {  // unbound: keep the expression
+      }
+    }
+  ir::fail(ErrorKind::kInvalidArgument,
+           "input #" + std::to_string(i) + " (" + fn.params()[i]->name() + ") is " +
+               std::string(ir::dtype_name(a.dtype())) + " " + ir::shape_to_string(ir::Shape(a.shape().begin(), a.shape().end())) +
+               ", but this rank's share of " + t.to_string() + " is " + std::string(ir::dtype_name(t.dtype())) + " " +
+               ir::shape_to_string(want));
+}
+
+// How many shares each tensor axis of t is split into.
+std::vector<int64_t> split_parts(const ir::TensorType& t) {
+  std::vector<int64_t> parts(t.rank(), 1);
+  const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
+  auto attrs = block_attrs(t);
+  if (!attrs) return parts;
+  for (size_t m = 0; m < attrs->size(); ++m)
+    if ((*attrs)[m].is_split()) parts[static_cast<size_t>((*attrs)[m].pos)] *= l->mesh()->shape[m];
+  return parts;
+}
+
+// The DimVars of fn's signature, bound from this rank's shares: the logical
+// extent of a split axis is its share's extent times the axis's mesh extents.
+// A DimVar that an unsplit axis binds must divide by the mesh extents of a
+// split axis it is also the extent of.
+ir::DimBindings bind_shares(const ir::Function& fn, const std::vector<NDArray>& inputs) {
+  std::vector<sema::ArgDesc> logical;
+  ir::DimBindings whole;  // bound by unsplit axes
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType* t = ir::as_tensor(fn.params()[i]->type());
+    if (!t) unsupported("a non-tensor parameter");
+    if (inputs[i].dtype() != t->dtype() || inputs[i].ndim() != t->rank()) share_error(fn, i, inputs[i], {});
+    std::vector<int64_t> parts = split_parts(*t), shape = inputs[i].shape();
+    for (size_t k = 0; k < shape.size(); ++k) {
+      shape[k] *= parts[k];
+      if (t->shape()[k].is_static() && t->shape()[k].value() != shape[k]) share_error(fn, i, inputs[i], {});
+      if (parts[k] == 1 && t->shape()[k].kind() == ir::DimKind::kVar) whole.emplace(t->shape()[k].var_name(), shape[k]);
+    }
+    logical.push_back({t->dtype(), std::move(shape)});
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
+    std::vector<int64_t> parts = split_parts(t);
+    for (size_t k = 0; k < parts.size(); ++k) {
+      const ir::ShapeDim& d = t.shape()[k];
+      if (parts[k] == 1 || d.kind() != ir::DimKind::kVar || !whole.count(d.var_name())) continue;
+      int64_t e = whole.at(d.var_name());
+      if (e % parts[k] != 0)
+        ir::fail(ErrorKind::kInvalidArgument,
+                 "input #" + std::to_string(i) + " (" + fn.params()[i]->name() + "): axis " + std::to_string(k) +
+                     " has logical extent " + d.var_name() + " = " + std::to_string(e) +
+                     ", which is not divisible by its " + std::to_string(parts[k]) + " shares");
+    }
+  }
+  return sema::bind_arguments(fn, logical);
+}
+
 }  // namespace
 
 ir::MeshPtr function_mesh(const ir::Function& fn) {
@@ -493,18 +560,11 @@ std::vector<NDArray> run_rank(const ir::Module& m, const ir::Function& fn, const
     ir::fail(ErrorKind::kInvalidArgument, "'" + fn.name() + "' takes " + std::to_string(fn.params().size()) +
                                               " input(s), but got " + std::to_string(inputs.size()));
   Rank rank{grid, grid.mesh ? grid.rank_of(comm.coords()) : 0, comm};
-  RankInterpreter in(rank, ir::DimBindings{});
+  const ir::DimBindings bindings = bind_shares(fn, inputs);
+  RankInterpreter in(rank, bindings);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::TensorType* t = ir::as_tensor(fn.params()[i]->type());
-    if (!t) unsupported("a non-tensor parameter");
-    const std::vector<int64_t> want = block_of(*t, grid, rank.index).extent;
-    if (inputs[i].dtype() != t->dtype() || inputs[i].shape() != want)
-      ir::fail(ErrorKind::kInvalidArgument,
-               "input #" + std::to_string(i) + " (" + fn.params()[i]->name() + ") is " +
-                   std::string(ir::dtype_name(inputs[i].dtype())) + " " +
-                   ir::shape_to_string(ir::Shape(inputs[i].shape().begin(), inputs[i].shape().end())) +
-                   ", but this rank's share of " + t->to_string() + " is " + std::string(ir::dtype_name(t->dtype())) +
-                   " " + ir::shape_to_string(ir::Shape(want.begin(), want.end())));
+    const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
+    if (inputs[i].shape() != block_of(t, grid, rank.index, bindings).extent) share_error(fn, i, inputs[i], bindings);
     in.bind(fn.params()[i].get(), tensor(inputs[i]));
   }
   if (agreement == Agreement::kCheck && grid.mesh) check_ranks_agree(fn, inputs, comm, grid);

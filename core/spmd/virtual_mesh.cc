@@ -6,6 +6,7 @@
 
 #include "core/eval/evaluator.h"
 #include "core/ir/error.h"
+#include "core/sema/bind.h"
 #include "core/spmd/blocks.h"
 #include "core/spmd/executor.h"
 #include "core/spmd/local_mesh.h"
@@ -19,13 +20,13 @@ namespace {
 
 // Every rank's shares of the arguments: shares[rank][param].
 std::vector<std::vector<NDArray>> share_out(const ir::Function& fn, const std::vector<NDArray>& inputs,
-                                            const Grid& g, const PartialShareFn& split) {
+                                            const Grid& g, const ir::DimBindings& b, const PartialShareFn& split) {
   std::vector<std::vector<NDArray>> shares(g.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
     const ir::ShardLayout* l = ir::as_shard_layout(t.layout());
     for (size_t r = 0; r < g.size(); ++r) {
-      NDArray local = copy_of(view_of(inputs[i], block_of(t, g, r)));
+      NDArray local = copy_of(view_of(inputs[i], block_of(t, g, r, b)));
       if (l && l->has_partial()) {
         auto [share, count] = partial_share(*l, g, r);
         if (split) split(i, share, count, *partial_reduction(*l), local);
@@ -82,19 +83,16 @@ std::vector<NDArray> evaluate_virtual_mesh(const ir::Module& m, const ir::Functi
   if (inputs.size() != fn.params().size())
     ir::fail(ErrorKind::kInvalidArgument, "'" + fn.name() + "' takes " + std::to_string(fn.params().size()) +
                                               " input(s), but got " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::TensorType* t = ir::as_tensor(fn.params()[i]->type());
-    if (!t) unsupported("a non-tensor parameter");
-    if (inputs[i].dtype() != t->dtype() || inputs[i].shape() != concrete_shape(t->shape()))
-      ir::fail(ErrorKind::kInvalidArgument, "input #" + std::to_string(i) + " does not match " + t->to_string());
-  }
-  auto outs = run_ranks(m, fn, g, share_out(fn, inputs, g, split_partial));
+  std::vector<sema::ArgDesc> descs;
+  for (const NDArray& a : inputs) descs.push_back({a.dtype(), a.shape()});
+  const ir::DimBindings b = sema::bind_arguments(fn, descs);
+  auto outs = run_ranks(m, fn, g, share_out(fn, inputs, g, b, split_partial));
   std::vector<NDArray> results;
   const auto leaves = ir::flatten_tensor_types(fn.body()->type());
   for (size_t j = 0; j < leaves.size(); ++j) {
     std::vector<const NDArray*> locals;
     for (size_t r = 0; r < g.size(); ++r) locals.push_back(&outs[r].at(j));
-    results.push_back(assemble(locals, *leaves[j], g));
+    results.push_back(assemble(locals, *leaves[j], g, b));
   }
   return results;
 }

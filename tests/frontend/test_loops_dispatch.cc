@@ -344,7 +344,7 @@ def g(x: Tensor[(4,), f32]) -> Tensor[(4,), f32]:
                           ->lookup("g");
   auto mesh = std::make_shared<const ir::Mesh>(ir::Mesh{"cta", "cta", {4}, {"x"}});
   auto partial = ir::ShardLayout::make(mesh, {ir::ShardAttr::partial(ir::Reduction::kSum)}, {4},
-                                       std::vector<int64_t>{1});
+                                       ir::Shape{1});
   auto arg = ir::Var::make("r", ir::TensorType::make({4}, ir::DType::kF32, partial));
   try {
     sema::make_function_call(g, {arg}, ir::Span{std::make_shared<std::string>("caller.tf"), 3, 7});

@@ -247,17 +247,43 @@ TEST(HirConformance, Function_SignatureStridesMaterializedToCOrder) {
   // Shared-engine C-order over the canonical global positions.
   const auto& a = *param_type(*m, "f", 0).layout();
   ASSERT_TRUE(a.strides().has_value());
-  EXPECT_EQ(*a.strides(), (std::vector<int64_t>{32, 16, 1}));
+  EXPECT_EQ(*a.strides(), (ir::Shape{32, 16, 1}));
   const auto& b = *param_type(*m, "f", 1).layout();
   EXPECT_EQ(ir::shape_to_string(b.shape()), "(8, 4, 4)");
   ASSERT_TRUE(b.strides().has_value());
-  EXPECT_EQ(*b.strides(), (std::vector<int64_t>{16, 4, 1}));
+  EXPECT_EQ(*b.strides(), (ir::Shape{16, 4, 1}));
   const auto& c = *param_type(*m, "f", 2).layout();
   ASSERT_TRUE(c.strides().has_value());
-  EXPECT_EQ(*c.strides(), (std::vector<int64_t>{6, 1}));
+  EXPECT_EQ(*c.strides(), (ir::Shape{6, 1}));
   auto ret = ir::as_tensor(m->lookup("f")->return_type());
   ASSERT_TRUE(ret->layout() && ret->layout()->strides());
-  EXPECT_EQ(*ret->layout()->strides(), (std::vector<int64_t>{32, 16, 1}));
+  EXPECT_EQ(*ret->layout()->strides(), (ir::Shape{32, 16, 1}));
+}
+
+// Over DimVars the canonical positions and C-order strides are symbolic:
+// the split axis F is (4, F // 4), and the layout prints and reads back.
+TEST(HirConformance, Function_SignatureStridesOverSymbolicExtents) {
+  auto m = parse_rt(with_target(
+      "cta = Mesh(topology=\"cta\", shape=(4,), axes=(\"x\",))\n"
+      "N = DimVar(\"N\", 1, 4096)\n"
+      "F = DimVar(\"F\", 1, 4096)\n"
+      "@func\n"
+      "def f(a: Tensor[(N, F), f32, ShardLayout(cta, (Split(axis=1),))],\n"
+      "      b: Tensor[(N, F), f32, ShardLayout(cta, (Broadcast(),))]\n"
+      "      ) -> Tensor[(N, F), f32, ShardLayout(cta, (Split(axis=1),))]:\n"
+      "    return a + reshard(b, layout=ShardLayout(cta, (Split(axis=1),)))\n"));
+  const auto& a = *param_type(*m, "f", 0).layout();
+  EXPECT_EQ(ir::shape_to_string(a.shape()), "(N, 4, F // 4)");
+  ASSERT_TRUE(a.strides().has_value());
+  EXPECT_EQ(ir::shape_to_string(*a.strides()), "((F // 4) * 4, F // 4, 1)");
+  const auto& b = *param_type(*m, "f", 1).layout();
+  EXPECT_EQ(ir::shape_to_string(*b.strides()), "(F, 1)");
+  // A static extent that its mesh extent does not divide is still a type error.
+  expect_error(with_target("cta = Mesh(topology=\"cta\", shape=(4,), axes=(\"x\",))\n"
+                           "@func\n"
+                           "def g(a: Tensor[(6,), f32, ShardLayout(cta, (Split(axis=0),))]) -> Tensor[(6,), f32]:\n"
+                           "    return local(a)\n"),
+               ir::ErrorKind::kType, 6, 28, {"not divisible by its mesh extent 4"});
 }
 
 TEST(HirConformance, Function_VerboseStridesPreserved) {
@@ -270,8 +296,8 @@ TEST(HirConformance, Function_VerboseStridesPreserved) {
       "      b: Tensor[(4, 6), f32, Layout((4, 6), strides=(1, 4))]\n"
       "      ) -> Tensor[(4, 6), f32, Layout((4, 6), strides=(1, 4))]:\n"
       "    return b\n"));
-  EXPECT_EQ(*param_type(*m, "f", 0).layout()->strides(), (std::vector<int64_t>{2, 1, 8}));
-  EXPECT_EQ(*param_type(*m, "f", 1).layout()->strides(), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(*param_type(*m, "f", 0).layout()->strides(), (ir::Shape{2, 1, 8}));
+  EXPECT_EQ(*param_type(*m, "f", 1).layout()->strides(), (ir::Shape{1, 4}));
 }
 
 TEST(HirConformance, Function_NoSignatureOrReachableLayoutHasStridesNone) {

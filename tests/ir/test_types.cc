@@ -46,7 +46,7 @@ TEST(Type, StructuralEqualityCoversDtypeShapeStorageAndNesting) {
 }
 
 TEST(Layout, PrintsAndComparesStrides) {
-  Layout l({4, 8}, std::vector<int64_t>{8, 1});
+  Layout l({4, 8}, Shape{8, 1});
   EXPECT_EQ(l.to_string(), "Layout((4, 8), strides=(8, 1))");
   EXPECT_FALSE(l.structural_equal(Layout({4, 8}, std::nullopt)));
   EXPECT_EQ(c_order_strides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));

@@ -88,11 +88,11 @@ TEST(HirConformance, Gather_SplitOnOtherAxisIsRenumbered) {
 }
 
 TEST(HirConformance, Gather_OutputLayoutIsNaturalContiguousNotInherited) {
-  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(1)}, {16, 4, 1}, std::vector<int64_t>{1, 16, 0});
+  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(1)}, {16, 4, 1}, ir::Shape{1, 16, 0});
   auto x = var("x", ir::TensorType::make({16, 4}, ir::DType::kF32, l));
   auto c = call<ops::Gather>({x, idx({5})}, 0, 0);
   const ir::ShardLayout* o = layout_of(c);
-  EXPECT_EQ(*o->strides(), ir::c_order_strides({5, 4, 1}));
+  EXPECT_EQ(*o->strides(), (ir::Shape{4, 1, 1}));
 }
 
 TEST(HirConformance, Gather_BroadcastAndPartialCarryThrough) {
@@ -108,7 +108,7 @@ TEST(HirConformance, Gather_MultipleSplitsWithGatheredAxisFailClosed) {
 }
 
 TEST(HirConformance, Gather_ComposedLayoutFailsClosed) {
-  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(1)}, {2, 4, 16}, std::vector<int64_t>{64, 16, 1});
+  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(1)}, {2, 4, 16}, ir::Shape{64, 16, 1});
   auto x = var("x", ir::TensorType::make({8, 16}, ir::DType::kF32, l));
   expect_rejected([&] { call<ops::Gather>({x, idx({3})}, 0, 0); }, {"composed layout", "fail closed"});
 }
@@ -238,7 +238,11 @@ ir::ShardLayoutPtr sugar_rows() {  // ShardLayout(cta, (Split(axis=0),)) with st
   auto l = ops::shard::canonical_layout(mesh_x(), {split_axis(0)}, {8, 16});
   return ir::ShardLayout::make(l->mesh(), l->attrs(), l->shape(), std::nullopt);
 }
-std::vector<int64_t> strides_of(const ir::CallPtr& c) { return *layout_of(c)->strides(); }
+std::vector<int64_t> strides_of(const ir::CallPtr& c) {
+  std::vector<int64_t> s;
+  for (const auto& d : *layout_of(c)->strides()) s.push_back(d.value());
+  return s;
+}
 
 TEST(HirConformance, Reshard_LayoutNoneStorageUnchangedIsNoOp) {
   auto x = split_rows();
@@ -260,7 +264,7 @@ TEST(HirConformance, Reshard_SugarStorageUnchangedFollowsSourceForm) {
   auto plain_x = var("p", plain({8, 16}));  // x.layout None: shared-engine C-order
   EXPECT_EQ(strides_of(call<ops::Reshard>({plain_x}, sugar_rows(), std::nullopt)), (V{32, 16, 1}));
   // A Split-axes-zero source is per-instance form.
-  auto pi = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {4, 2, 16}, V{0, 16, 1});
+  auto pi = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {4, 2, 16}, ir::Shape{0, 16, 1});
   auto x = var("x", ir::TensorType::make({8, 16}, ir::DType::kF32, pi));
   EXPECT_EQ(strides_of(call<ops::Reshard>({x}, sugar_rows(), std::nullopt)), (V{0, 16, 1}));
 }
@@ -281,7 +285,7 @@ TEST(HirConformance, Reshard_SugarHighToLowIsPerInstanceForm) {
 }
 
 TEST(HirConformance, Reshard_VerboseStridesTakenVerbatim) {
-  auto v = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {4, 2, 16}, V{2, 1, 8});
+  auto v = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {4, 2, 16}, ir::Shape{2, 1, 8});
   EXPECT_EQ(strides_of(call<ops::Reshard>({split_rows()}, v, ir::StorageKind::kRmem)), (V{2, 1, 8}));
 }
 
@@ -313,13 +317,13 @@ TEST(HirConformance, Local_ContractsEachSplitAxisByMeshExtent) {
 
 TEST(HirConformance, Local_VerboseSplitPositionKeepsItsBlockPerInstance) {
   // (8, 16) as positions (8S, 16) on a 4-wide axis: each instance owns 2 rows.
-  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {8, 16}, std::vector<int64_t>{16, 1});
+  auto l = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {8, 16}, ir::Shape{16, 1});
   auto c = call<ops::Local>({var("x", ir::TensorType::make({8, 16}, ir::DType::kF32, l))});
   const ir::TensorType* t = ir::as_tensor(c->type());
   EXPECT_TRUE(ir::shape_equal(t->shape(), ir::Shape{2, 16})) << t->to_string();
-  EXPECT_EQ(t->layout()->strides(), (std::vector<int64_t>{16, 1}));
+  EXPECT_EQ(t->layout()->strides(), (ir::Shape{16, 1}));
   // A Split-bound position that is not a multiple of its mesh extent has no block form.
-  auto bad = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {6, 16}, std::vector<int64_t>{16, 1});
+  auto bad = ir::ShardLayout::make(mesh_x(), {ir::ShardAttr::split(0)}, {6, 16}, ir::Shape{16, 1});
   expect_rejected([&] { call<ops::Local>({var("y", ir::TensorType::make({6, 16}, ir::DType::kF32, bad))}); },
                   {"'local' operand #0 (x)", "multiple of its mesh extent 4"});
 }

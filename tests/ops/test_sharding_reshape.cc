@@ -20,7 +20,7 @@ using V = std::vector<int64_t>;
 // A verbose ShardLayout: positions named directly (shape == positions, so each
 // tensor axis is one position), shared-engine C-order strides unless given.
 ir::ExprPtr verbose(const ir::Shape& shape, const ir::MeshPtr& mesh, std::vector<ir::ShardAttr> attrs,
-                    std::optional<V> strides = std::nullopt) {
+                    std::optional<ir::Shape> strides = std::nullopt) {
   if (!strides) strides = ops::shard::c_order(shape);
   auto l = ir::ShardLayout::make(mesh, std::move(attrs), shape, strides);
   return var("x", ir::TensorType::make(shape, ir::DType::kF32, l));
@@ -65,14 +65,14 @@ TEST(HirConformance, Reshape_SplitDivideInnerResidualMergesIntoTheNextAxis) {
   const ir::ShardLayout& l = reshaped(verbose({8, 16}, mesh_x(), {at(0)}), {4, 32});
   EXPECT_TRUE(ir::shape_equal(l.shape(), ir::Shape{4, 1, 2, 16}));
   EXPECT_TRUE(l.attrs()[0] == at(0));
-  EXPECT_EQ(*l.strides(), (V{32, 32, 16, 1}));
+  EXPECT_EQ(*l.strides(), (ir::Shape{32, 32, 16, 1}));
 }
 
 TEST(HirConformance, Reshape_SplitDivideVerboseStridesFollowTheDivide) {
   // Column-major (8S, 16):(1, 8) -> (4, 2, 16): 8:(1) = (4, 1):(2, 2) | (2):(1); 16 keeps 8.
-  const ir::ShardLayout& l = reshaped(verbose({8, 16}, mesh_x(), {at(0)}, V{1, 8}), {4, 2, 16});
+  const ir::ShardLayout& l = reshaped(verbose({8, 16}, mesh_x(), {at(0)}, ir::Shape{1, 8}), {4, 2, 16});
   EXPECT_TRUE(ir::shape_equal(l.shape(), ir::Shape{4, 1, 2, 16}));
-  EXPECT_EQ(*l.strides(), (V{2, 2, 1, 8}));
+  EXPECT_EQ(*l.strides(), (ir::Shape{2, 2, 1, 8}));
 }
 
 TEST(HirConformance, Reshape_SplitDivideEverySplitBoundDimKeepsLocalExtentOne) {
@@ -90,7 +90,7 @@ TEST(HirConformance, Reshape_SplitDivideOuterAfterWholePositionsInTheSameAxis) {
   const ir::ShardLayout& l = reshaped(x, {8, 2, 16});
   EXPECT_TRUE(ir::shape_equal(l.shape(), ir::Shape{2, 4, 1, 2, 16}));
   EXPECT_TRUE(l.attrs()[0] == at(1));
-  EXPECT_EQ(*l.strides(), ir::c_order_strides({2, 4, 1, 2, 16}));
+  EXPECT_EQ(*l.strides(), ops::shard::c_order({2, 4, 1, 2, 16}));
 }
 
 TEST(HirConformance, Reshape_SplitDividePartialAndBroadcastCarryThroughUnchanged) {

@@ -26,12 +26,17 @@ d1 = Mesh(topology="device", shape=({world},), axes=("tp",))
 """
 MESH22 = 'd22 = Mesh(topology="device", shape=(2, 2), axes=("dp", "tp"))\n'
 
+# The tensor-parallel block over symbolic extents: one kernel for every size.
 MLP = """
+B = DimVar("B", 1, 1 << 16)
+D = DimVar("D", 1, 1 << 16)
+F = DimVar("F", 1, 1 << 16)
+
 @func
-def mlp(x: Tensor[(4, 8), f32, ShardLayout(d1, (Broadcast(),))],
-        w1: Tensor[(8, 16), f32, ShardLayout(d1, (Split(axis=1),))],
-        w2: Tensor[(16, 8), f32, ShardLayout(d1, (Split(axis=0),))],
-        g: Tensor[(8,), f32, ShardLayout(d1, (Broadcast(),))]) -> Tensor[(4, 8), f32, ShardLayout(d1, (Broadcast(),))]:
+def mlp(x: Tensor[(B, D), f32, ShardLayout(d1, (Broadcast(),))],
+        w1: Tensor[(D, F), f32, ShardLayout(d1, (Split(axis=1),))],
+        w2: Tensor[(F, D), f32, ShardLayout(d1, (Split(axis=0),))],
+        g: Tensor[(D,), f32, ShardLayout(d1, (Broadcast(),))]) -> Tensor[(B, D), f32, ShardLayout(d1, (Broadcast(),))]:
     y = silu(x @ w1) @ w2
     y = reshard(y, layout=ShardLayout(d1, (Broadcast(),)))
     return rms_norm(y + x, g, eps=1e-6)
@@ -147,6 +152,11 @@ def errors_of(*calls):
     return errors
 
 
+def mlp_reference(x, w1, w2, gamma):
+    h = torch.nn.functional.silu(x @ w1) @ w2 + x
+    return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * gamma
+
+
 def scenario_mlp(rank, world, result):
     m = tf.load(HEADER.format(world=world) + MLP)
     k = m.compile("mlp")
@@ -162,9 +172,12 @@ def scenario_mlp(rank, world, result):
     result["groups_kept"] = sum(1 for o in gc.get_objects()
                                 if isinstance(o, tfd.TorchCommunicator) and o.groups is not None)
     gc.enable()
-    h = torch.nn.functional.silu(x @ w1) @ w2 + x
-    want = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * gamma
-    result["maxdiff"] = (y - want).abs().max().item()
+    result["maxdiff"] = (y - mlp_reference(x, w1, w2, gamma)).abs().max().item()
+    # The same kernel at other extents (B, D, F bound from the shares).
+    x2, w12, w22, gamma2 = (torch.randn(3, 12, generator=g), torch.randn(12, 8 * world, generator=g),
+                            torch.randn(8 * world, 12, generator=g), torch.randn(12, generator=g))
+    y2 = k(x2, w12.chunk(world, dim=1)[rank], w22.chunk(world, dim=0)[rank], gamma2, mesh=pg)
+    result["maxdiff_other_size"] = (y2 - mlp_reference(x2, w12, w22, gamma2)).abs().max().item()
     every = [torch.empty_like(y) for _ in range(world)]
     dist.all_gather(every, y)
     result["ranks_agree"] = all(torch.equal(e, every[0]) for e in every)
@@ -179,7 +192,7 @@ def scenario_mlp(rank, world, result):
     # Misuse: a kernel without a mesh, a mesh of the wrong size.
     result["errors"] = errors_of(lambda: m.compile("plain")(x, mesh=pg),
                                  lambda: k(x, w1, w2, gamma, mesh=[pg, pg]))
-    result["ok"] = (result["maxdiff"] < 1e-4 and result["ranks_agree"] and result["partial_diff"] < 1e-4
+    result["ok"] = (result["maxdiff"] < 1e-4 and result["maxdiff_other_size"] < 1e-4 and result["ranks_agree"] and result["partial_diff"] < 1e-4
                     and result["partial_is_share"] and result["groups_kept"] == 0)
 
 
@@ -268,9 +281,7 @@ def scenario_dtensor(rank, world, result):
     h = h.redistribute(dm, [Replicate()]) + xd
     ref = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * gd
     result["vs_dtensor"] = (y.full_tensor() - ref.full_tensor()).abs().max().item()
-    hp = torch.nn.functional.silu(x @ w1) @ w2 + x
-    plain = hp * torch.rsqrt(hp.pow(2).mean(-1, keepdim=True) + 1e-6) * gamma
-    result["vs_plain"] = (y.full_tensor() - plain).abs().max().item()
+    result["vs_plain"] = (y.full_tensor() - mlp_reference(x, w1, w2, gamma)).abs().max().item()
     # A Partial result stays Partial.
     p = m.compile("partial_out")
     wp = torch.randn(8, 8, generator=g)

@@ -120,8 +120,8 @@ def sharded(x: Tensor[(8, 16), f32, ShardLayout(cta, (Split(axis=0),))]) -> Tens
                                            "boundary.tf");
   const ir::Function& f = *m->lookup("sharded");
   auto strides = [](const ir::TypePtr& t) { return *ir::as_tensor(t)->layout()->strides(); };
-  EXPECT_EQ(strides(f.body()->type()), (std::vector<int64_t>{32, 16, 0}));
-  EXPECT_EQ(strides(f.return_type()), (std::vector<int64_t>{2, 1, 1}));
+  EXPECT_EQ(strides(f.body()->type()), (ir::Shape{32, 16, 0}));
+  EXPECT_EQ(strides(f.return_type()), (ir::Shape{2, 1, 1}));
   EXPECT_FALSE(ir::type_equal(f.body()->type(), f.return_type()));
   expect_same_value(R"(
 @func

@@ -6,6 +6,7 @@
 // call) and is compared with the plain evaluator on the logical tensors.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <random>
@@ -14,6 +15,7 @@
 #include "core/eval/evaluator.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
+#include "core/sema/bind.h"
 #include "core/spmd/blocks.h"
 #include "core/spmd/executor.h"
 #include "core/spmd/local_mesh.h"
@@ -92,6 +94,9 @@ struct MeshRun {
 MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs) {
   spmd::Grid g{spmd::function_mesh(fn)};
   spmd::LocalMesh mesh(g.mesh->shape);
+  std::vector<sema::ArgDesc> descs;
+  for (const NDArray& a : inputs) descs.push_back({a.dtype(), a.shape()});
+  const ir::DimBindings b = sema::bind_arguments(fn, descs);
   std::vector<std::vector<NDArray>> outs(g.size());
   std::vector<std::unique_ptr<Recording>> comms;
   for (size_t r = 0; r < g.size(); ++r) comms.push_back(std::make_unique<Recording>(mesh.communicator(r)));
@@ -103,7 +108,7 @@ MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vect
         std::vector<NDArray> shares;
         for (size_t i = 0; i < inputs.size(); ++i) {
           const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
-          NDArray local = spmd::copy_of(spmd::view_of(inputs[i], spmd::block_of(t, g, r)));
+          NDArray local = spmd::copy_of(spmd::view_of(inputs[i], spmd::block_of(t, g, r, b)));
           if (const ir::ShardLayout* l = ir::as_shard_layout(t.layout()); l && l->has_partial()) {
             auto [share, count] = spmd::partial_share(*l, g, r);
             shares_of(local, share, count, *spmd::partial_reduction(*l));
@@ -125,7 +130,7 @@ MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vect
   for (size_t j = 0; j < leaves.size(); ++j) {
     std::vector<const NDArray*> locals;
     for (size_t r = 0; r < g.size(); ++r) locals.push_back(&outs[r].at(j));
-    run.results.push_back(spmd::assemble(locals, *leaves[j], g));
+    run.results.push_back(spmd::assemble(locals, *leaves[j], g, b));
   }
   for (auto& c : comms) run.calls.push_back(c->calls);
   run.elements_sent = comms[0]->elements_sent;
@@ -233,6 +238,94 @@ def plain(x: Tensor[(4, 8), f32], w1: Tensor[(8, 16), f32], w2: Tensor[(16, 8), 
   for (const auto& c : run.calls) EXPECT_EQ(c, std::vector<std::string>{"all_reduce@0"});
   EXPECT_EQ(run.elements_sent, 4 * 8);
   expect_close(spmd::evaluate_virtual_mesh(*m, *m->lookup("mlp"), in)[0], want, "virtual mesh");
+}
+
+// The same block over symbolic extents: one kernel serves every size, its
+// DimVars bound on each rank from the shares (F from w1's split axis as the
+// share's extent times the mesh's).
+TEST(Spmd, TensorParallelMlpOverSymbolicExtents) {
+  ir::ModulePtr m = parse(R"(
+dev = Mesh(topology="device", shape=(4,), axes=("tp",))
+B = DimVar("B", 1, 1024)
+D = DimVar("D", 1, 1024)
+F = DimVar("F", 1, 4096)
+
+@func
+def mlp(x: Tensor[(B, D), f32, ShardLayout(dev, (Broadcast(),))],
+        w1: Tensor[(D, F), f32, ShardLayout(dev, (Split(axis=1),))],
+        w2: Tensor[(F, D), f32, ShardLayout(dev, (Split(axis=0),))],
+        g: Tensor[(D,), f32, ShardLayout(dev, (Broadcast(),))]) -> Tensor[(B, D), f32, ShardLayout(dev, (Broadcast(),))]:
+    y = silu(x @ w1) @ w2
+    y = reshard(y, layout=ShardLayout(dev, (Broadcast(),)))
+    return rms_norm(y + x, g, eps=1e-6)
+
+@func
+def plain(x: Tensor[(B, D), f32], w1: Tensor[(D, F), f32], w2: Tensor[(F, D), f32], g: Tensor[(D,), f32]) -> Tensor[(B, D), f32]:
+    return rms_norm(silu(x @ w1) @ w2 + x, g, eps=1e-6)
+)");
+  const ir::TensorType& w1 = *ir::as_tensor(m->lookup("mlp")->params()[1]->type());
+  EXPECT_EQ(w1.layout()->to_string(),
+            "ShardLayout(dev, (Split(pos=1),), layout=Layout((D, 4, F // 4), strides=((F // 4) * 4, F // 4, 1)))");
+  std::mt19937 rng(7);
+  for (auto [b, d, f] : {std::array<int64_t, 3>{4, 8, 16}, {3, 12, 40}}) {
+    SCOPED_TRACE("B=" + std::to_string(b) + " D=" + std::to_string(d) + " F=" + std::to_string(f));
+    std::vector<NDArray> in{random_f32({b, d}, rng), random_f32({d, f}, rng), random_f32({f, d}, rng),
+                            random_f32({d}, rng)};
+    NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
+    MeshRun run = run_on_mesh(*m, *m->lookup("mlp"), in);
+    expect_close(run.results[0], want, "mlp");
+    EXPECT_EQ(run.elements_sent, b * d);
+    expect_close(spmd::evaluate_virtual_mesh(*m, *m->lookup("mlp"), in)[0], want, "virtual mesh");
+  }
+  // F = 18 has no four equal shares.
+  std::vector<NDArray> odd{random_f32({2, 8}, rng), random_f32({8, 18}, rng), random_f32({18, 8}, rng),
+                           random_f32({8}, rng)};
+  try {
+    spmd::evaluate_virtual_mesh(*m, *m->lookup("mlp"), odd);
+    ADD_FAILURE() << "F = 18 ran on 4 shares";
+  } catch (const ir::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has extent 18, which its 4 shares do not divide"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A DimVar bound whole by one parameter and split by another must divide;
+// a share of the wrong extent names the share it should be.
+TEST(Spmd, SymbolicSharesAreCheckedAgainstTheirDimVars) {
+  ir::ModulePtr m = parse(R"(
+N = DimVar("N", 1, 1024)
+
+@func
+def f(a: Tensor[(N,), f32, ShardLayout(d4, (Broadcast(),))],
+      b: Tensor[(N,), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(N,), f32, ShardLayout(d4, (Broadcast(),))]:
+    return reshard(b, layout=ShardLayout(d4, (Broadcast(),))) + a
+)");
+  const ir::Function& fn = *m->lookup("f");
+  auto errors_with = [&](int64_t whole, int64_t share) {
+    spmd::LocalMesh mesh({4});
+    std::vector<std::string> errors(4);
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < 4; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          auto comm = mesh.communicator(r);
+          spmd::run_rank(*m, fn, {NDArray::empty(ir::DType::kF32, {whole}), NDArray::empty(ir::DType::kF32, {share})},
+                         *comm, spmd::Agreement::kTrusted);
+        } catch (const ir::Error& e) {
+          errors[r] = e.what();
+          mesh.abort(r, e.what());
+        }
+      });
+    for (auto& t : threads) t.join();
+    return errors[0];
+  };
+  EXPECT_EQ(errors_with(12, 3), "");
+  std::string e = errors_with(10, 2);
+  EXPECT_NE(e.find("input #1 (b): axis 0 has logical extent N = 10, which is not divisible by its 4 shares"),
+            std::string::npos)
+      << e;
+  e = errors_with(12, 2);
+  EXPECT_NE(e.find("DimVar N = 12"), std::string::npos) << e;
 }
 
 TEST(Spmd, CollectivesRunInsideLoopsAndCalledFunctions) {

@@ -342,7 +342,7 @@ TEST(VirtualMesh, Gather_SplitOnOtherAxisIsRenumbered) {
 }
 
 TEST(VirtualMesh, Gather_OutputLayoutIsNaturalContiguousNotInherited) {
-  auto l = ir::ShardLayout::make(mesh_of(1), {split(1)}, {16, 4, 1}, std::vector<int64_t>{1, 16, 0});
+  auto l = ir::ShardLayout::make(mesh_of(1), {split(1)}, {16, 4, 1}, ir::Shape{1, 16, 0});
   check_same_answer({{{16, 4}, {}, DType::kF32, -2, 2, l}, {{5}, {}, DType::kI64, 0, 15}},
                     [](auto& p) { return call<ops::Gather>({p[0], p[1]}, 0, 0); });
 }
@@ -440,7 +440,7 @@ TEST(VirtualMesh, Reshard_CrossCtaOwnershipChangeRecordsGridBarrier) {
 TEST(VirtualMesh, Local_ContractsEachSplitAxisByMeshExtent) {
   for (bool verbose : {false, true}) {
     ir::LayoutPtr l = verbose ? ir::LayoutPtr(ir::ShardLayout::make(mesh_of(1), {split(0)}, {8, 16},
-                                                                    std::vector<int64_t>{16, 1}))
+                                                                    ir::Shape{16, 1}))
                               : ops::shard::canonical_layout(mesh_of(1), {split(0)}, kS);
     std::vector<Param> ps{{kS, {}, DType::kF32, -2, 2, l}};
     auto fn = make_fn(ps, [](auto& p) { return unary(UnaryKind::kNeg, call<ops::Local>({p[0]})); }, true);

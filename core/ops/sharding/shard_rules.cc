@@ -302,8 +302,7 @@ ir::TypePtr rule_reduce(const ir::Op& op, const TypeCtx& ctx, const ir::TypePtr&
   std::set<int64_t> reduced;
   for (int64_t a : attr_ints(op, "axes")) reduced.insert(norm_axis(a, x.rank()));
   bool keepdim = attr_bool(op, "keepdim", true);
-  ir::Shape positions;
-  std::vector<int64_t> strides;
+  ir::Shape positions, strides;
   std::vector<int64_t> new_pos(l.shape().size(), -1);
   for (size_t k = 0; k < runs->size(); ++k) {
     auto [b, e] = (*runs)[k];
@@ -573,11 +572,10 @@ std::string divide_violation(const ShardLayout& l, const Regroup& g) {
 // (mesh_ext Split-bound, sub-factor / mesh_ext plain)), size-1 axes as (1):(0),
 // Split references remapped.
 ir::ShardLayoutPtr reshaped_layout(const ShardLayout& l, const std::vector<AxisPieces>& axes) {
-  ir::Shape positions;
-  std::vector<int64_t> strides;
+  ir::Shape positions, strides;
   std::vector<int64_t> new_pos(l.shape().size(), -1);
-  auto stride_of = [&](size_t src) { return l.strides() ? (*l.strides())[src] : 0; };
-  auto push = [&](ir::ShapeDim d, int64_t s) {
+  auto stride_of = [&](size_t src) { return l.strides() ? (*l.strides())[src] : ir::ShapeDim(0); };
+  auto push = [&](ir::ShapeDim d, ir::ShapeDim s) {
     positions.push_back(std::move(d));
     strides.push_back(s);
   };
@@ -596,8 +594,8 @@ ir::ShardLayoutPtr reshaped_layout(const ShardLayout& l, const std::vector<AxisP
       }
       int64_t mesh_ext = l.mesh()->shape[split_bindings(l, p.src)[0]];
       new_pos[p.src] = static_cast<int64_t>(positions.size());
-      push(ir::ShapeDim(mesh_ext), stride_of(p.src) * inner * (p.extent / mesh_ext));
-      push(ir::ShapeDim(p.extent / mesh_ext), stride_of(p.src) * inner);
+      push(ir::ShapeDim(mesh_ext), stride_of(p.src) * ir::ShapeDim(inner * (p.extent / mesh_ext)));
+      push(ir::ShapeDim(p.extent / mesh_ext), stride_of(p.src) * ir::ShapeDim(inner));
     }
   }
   std::vector<ShardAttr> attrs = l.attrs();

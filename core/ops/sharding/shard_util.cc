@@ -4,6 +4,25 @@
 
 namespace tf::ops::shard {
 
+namespace {
+
+// A symbolic axis d is one position equal to d, or a canonical Split's run:
+// static (mesh extent) positions of product P, then d // P, then size-1
+// positions. Returns the end of the run starting at p, or nullopt.
+std::optional<size_t> symbolic_run(const ir::ShapeDim& d, const ir::Shape& positions, size_t p) {
+  int64_t product = 1;
+  while (p < positions.size() && positions[p].is_static()) {
+    product *= positions[p].value();
+    ++p;
+  }
+  if (p >= positions.size() || product == 0) return std::nullopt;
+  const ir::ShapeDim want = product == 1 ? d : ir::ShapeDim::binary(ir::DimKind::kFloorDiv, d, product);
+  if (!positions[p].structural_equal(want)) return std::nullopt;
+  return p + 1;
+}
+
+}  // namespace
+
 std::optional<std::vector<std::pair<size_t, size_t>>> axis_runs(const ir::Shape& shape,
                                                                 const ir::Shape& positions) {
   std::vector<std::pair<size_t, size_t>> runs;
@@ -11,16 +30,17 @@ std::optional<std::vector<std::pair<size_t, size_t>>> axis_runs(const ir::Shape&
   for (const auto& d : shape) {
     size_t begin = p;
     if (!d.is_static()) {
-      if (p >= positions.size() || !positions[p].structural_equal(d)) return std::nullopt;
-      runs.emplace_back(begin, ++p);
-      continue;
+      auto end = symbolic_run(d, positions, p);
+      if (!end) return std::nullopt;
+      p = *end;
+    } else {
+      int64_t product = 1;
+      do {
+        if (p >= positions.size() || !positions[p].is_static()) return std::nullopt;
+        product *= positions[p++].value();
+      } while (product < d.value() && product != 0);
+      if (product != d.value()) return std::nullopt;
     }
-    int64_t product = 1;
-    do {
-      if (p >= positions.size() || !positions[p].is_static()) return std::nullopt;
-      product *= positions[p++].value();
-    } while (product < d.value() && product != 0);
-    if (product != d.value()) return std::nullopt;
     // Trailing size-1 positions (a canonical Split's local remainder) belong
     // to this axis while enough positions remain for the axes after it.
     size_t axes_left = shape.size() - runs.size() - 1;
@@ -73,26 +93,28 @@ std::optional<std::vector<ir::ShardAttr>> to_block_logical(const ir::Shape& shap
   return logical_form(shape, l, true);
 }
 
-std::optional<std::vector<int64_t>> c_order(const ir::Shape& positions) {
-  std::vector<int64_t> ext;
-  for (const auto& d : positions) {
-    if (!d.is_static()) return std::nullopt;
-    ext.push_back(d.value());
+ir::Shape c_order(const ir::Shape& positions) {
+  ir::Shape s(positions.size());
+  ir::ShapeDim acc(1);
+  for (size_t i = positions.size(); i-- > 0;) {
+    s[i] = acc;
+    acc = acc * positions[i];
   }
-  return ir::c_order_strides(ext);
+  return s;
 }
 
 ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<ir::ShardAttr>& logical,
                                     const ir::Shape& shape) {
+  for (size_t m = 0; m < logical.size(); ++m)
+    if (logical[m].is_split() && (logical[m].pos < 0 || logical[m].pos >= static_cast<int64_t>(shape.size())))
+      ir::fail(ir::ErrorKind::kType, "Split(axis=" + std::to_string(logical[m].pos) +
+                                         ") is out of range for a rank-" + std::to_string(shape.size()) + " tensor");
   std::vector<ir::ShardAttr> attrs = logical;
   ir::Shape positions;
   for (size_t k = 0; k < shape.size(); ++k) {
     int64_t split_product = 1;
     for (size_t m = 0; m < attrs.size(); ++m) {
       if (!logical[m].is_split() || logical[m].pos != static_cast<int64_t>(k)) continue;
-      if (!shape[k].is_static())
-        ir::fail(ir::ErrorKind::kType, "a Split of tensor axis " + std::to_string(k) +
-                                           " needs a static extent, but got " + shape[k].to_string());
       attrs[m].pos = static_cast<int64_t>(positions.size());
       positions.push_back(ir::ShapeDim(mesh->shape[m]));
       split_product *= mesh->shape[m];
@@ -101,20 +123,14 @@ ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<i
       positions.push_back(shape[k]);
       continue;
     }
-    if (shape[k].value() % split_product != 0)
+    // A symbolic extent's divisibility is checked when a call binds it.
+    if (shape[k].is_static() && shape[k].value() % split_product != 0)
       ir::fail(ir::ErrorKind::kType, "tensor axis " + std::to_string(k) + " of extent " +
                                          std::to_string(shape[k].value()) +
                                          " is not divisible by its mesh extent " + std::to_string(split_product));
-    positions.push_back(ir::ShapeDim(shape[k].value() / split_product));
+    positions.push_back(ir::ShapeDim::binary(ir::DimKind::kFloorDiv, shape[k], split_product));
   }
-  for (size_t m = 0; m < logical.size(); ++m)
-    if (logical[m].is_split() && (logical[m].pos < 0 || logical[m].pos >= static_cast<int64_t>(shape.size())))
-      ir::fail(ir::ErrorKind::kType, "Split(axis=" + std::to_string(logical[m].pos) +
-                                         ") is out of range for a rank-" + std::to_string(shape.size()) + " tensor");
-  auto strides = c_order(positions);
-  if (!strides)
-    ir::fail(ir::ErrorKind::kType, "a ShardLayout needs static extents to materialize its strides, but got " +
-                                       ir::shape_to_string(shape));
+  ir::Shape strides = c_order(positions);
   return ir::ShardLayout::make(mesh, std::move(attrs), std::move(positions), std::move(strides));
 }
 
@@ -124,8 +140,7 @@ ir::Shape local_shape(const ir::Shape& shape, const ir::ShardLayout& l) {
   ir::Shape out = shape;
   for (size_t m = 0; m < logical->size(); ++m) {
     const ir::ShardAttr& a = (*logical)[m];
-    if (!a.is_split() || !out[a.pos].is_static()) continue;
-    out[a.pos] = ir::ShapeDim(out[a.pos].value() / l.mesh()->shape[m]);
+    if (a.is_split()) out[a.pos] = ir::ShapeDim::binary(ir::DimKind::kFloorDiv, out[a.pos], l.mesh()->shape[m]);
   }
   return out;
 }

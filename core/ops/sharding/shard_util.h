@@ -38,16 +38,17 @@ std::optional<std::vector<ir::ShardAttr>> to_block_logical(const ir::Shape& shap
 
 // The canonical ShardLayout over `shape` for logical attrs (Split(pos=k) names
 // tensor axis k): a split axis of extent E over mesh extents m1.. becomes
-// positions (m1, .., E / prod(m)); strides are shared-engine C-order over the
-// positions. Throws Error(kType) when an extent is symbolic or not divisible.
+// positions (m1, .., E // prod(m)); strides are shared-engine C-order over the
+// positions (symbolic where the extents are). Throws Error(kType) when a
+// static extent is not divisible; a symbolic one is checked at bind time.
 ir::ShardLayoutPtr canonical_layout(const ir::MeshPtr& mesh, const std::vector<ir::ShardAttr>& logical,
                                     const ir::Shape& shape);
 
-// Shared-engine C-order strides over the positions (all static), or nullopt.
-std::optional<std::vector<int64_t>> c_order(const ir::Shape& positions);
+// Shared-engine C-order strides over the positions: (B, D, 4) -> (D * 4, 4, 1).
+ir::Shape c_order(const ir::Shape& positions);
 
 // The per-instance shape: each Split tensor axis divided by its mesh extents
-// (a symbolic extent passes through). Requires a block layout (above).
+// (F // 2 for a symbolic F). Requires a block layout (above).
 ir::Shape local_shape(const ir::Shape& shape, const ir::ShardLayout& l);
 
 // t with its layout replaced.

@@ -19,14 +19,8 @@ std::set<int64_t> split_positions(const ir::ShardLayout& l) {
 bool split_axes_zero(const ir::ShardLayout& l) {
   if (!l.strides()) return false;
   for (int64_t p : split_positions(l))
-    if ((*l.strides())[p] != 0) return false;
+    if ((*l.strides())[p] != ir::ShapeDim(0)) return false;
   return !split_positions(l).empty();
-}
-
-std::vector<int64_t> static_strides_or_fail(const TypeCtx& ctx, const ir::Shape& positions) {
-  auto s = shard::c_order(positions);
-  if (!s) ctx.error("layout positions " + ir::shape_to_string(positions) + " must be static to resolve strides");
-  return *s;
 }
 
 // The Reshard stride-resolution rule: dispatch on (layout, storage).
@@ -47,15 +41,15 @@ ir::TypePtr infer_reshard(const ir::Op& op, TypeCtx& ctx) {
   if (!shard::axis_runs(x.shape(), l.shape()))
     ctx.operand_error(0, "a tensor whose shape the target layout positions " + ir::shape_to_string(l.shape()) +
                              " factor (Reshard preserves the logical shape)");
-  std::vector<int64_t> strides;
+  ir::Shape strides;
   const ir::ShardLayout* src = ir::as_shard_layout(x.layout());
   if (l.strides()) {
     strides = *l.strides();  // verbose: verbatim, never rewritten
   } else if (to == x.storage()) {
-    strides = src && split_axes_zero(*src) ? per_instance_strides(l) : static_strides_or_fail(ctx, l.shape());
+    strides = src && split_axes_zero(*src) ? per_instance_strides(l) : shard::c_order(l.shape());
   } else if (static_cast<int>(to) > static_cast<int>(x.storage()) ||
              x.storage() == ir::StorageKind::kUnmaterialized) {
-    strides = static_strides_or_fail(ctx, l.shape());  // low -> high: shared-engine C-order
+    strides = shard::c_order(l.shape());  // low -> high: shared-engine C-order
   } else {
     strides = per_instance_strides(l);  // high -> low: per-instance form
   }
@@ -94,15 +88,10 @@ ir::TypePtr infer_local(const ir::Op&, TypeCtx& ctx) {
     }
     shape.push_back(all_static ? ir::ShapeDim(n) : x.shape()[shape.size()]);  // symbolic sizes pass through
   }
-  std::optional<std::vector<int64_t>> strides;
-  if (shard::c_order(l->shape())) {
-    // Per-instance form over the local positions: C-order, size-1 -> 0.
-    std::vector<int64_t> ext;
-    for (const auto& d : local_pos) ext.push_back(d.value());
-    strides = ir::c_order_strides(ext);
-    for (size_t p = 0; p < ext.size(); ++p)
-      if (ext[p] == 1) (*strides)[p] = 0;
-  }
+  // Per-instance form over the local positions: C-order, size-1 -> 0.
+  ir::Shape strides = shard::c_order(local_pos);
+  for (size_t p = 0; p < local_pos.size(); ++p)
+    if (local_pos[p] == ir::ShapeDim(1)) strides[p] = ir::ShapeDim(0);
   auto layout = std::make_shared<const ir::Layout>(local_pos, strides);
   return ir::TensorType::make(shape, x.dtype(), layout, x.storage());
 }
@@ -116,17 +105,14 @@ std::vector<ir::Attr> Reshard::attrs() const {
   return a;
 }
 
-std::vector<int64_t> per_instance_strides(const ir::ShardLayout& l) {
+ir::Shape per_instance_strides(const ir::ShardLayout& l) {
   std::set<int64_t> split = split_positions(l);
-  std::vector<int64_t> ext;
-  for (size_t p = 0; p < l.shape().size(); ++p) {
-    const auto& d = l.shape()[p];
-    TF_CHECK(d.is_static(), "per-instance strides need static layout positions");
-    ext.push_back(split.count(static_cast<int64_t>(p)) ? 1 : d.value());
-  }
-  std::vector<int64_t> s = ir::c_order_strides(ext);
+  ir::Shape ext;
+  for (size_t p = 0; p < l.shape().size(); ++p)
+    ext.push_back(split.count(static_cast<int64_t>(p)) ? ir::ShapeDim(1) : l.shape()[p]);
+  ir::Shape s = shard::c_order(ext);
   for (size_t p = 0; p < s.size(); ++p)
-    if (ext[p] == 1) s[p] = 0;
+    if (ext[p] == ir::ShapeDim(1)) s[p] = ir::ShapeDim(0);
   return s;
 }
 

@@ -38,6 +38,6 @@ bool reshard_needs_grid_barrier(const ir::TensorType& from, const ir::TensorType
 
 // The per-instance form of strides over positions: Split-bound positions
 // take stride 0; the others C-order over the local extents, size-1 -> 0.
-std::vector<int64_t> per_instance_strides(const ir::ShardLayout& l);
+ir::Shape per_instance_strides(const ir::ShardLayout& l);
 
 }  // namespace tf::ops
