@@ -9,6 +9,7 @@
 #include "core/compiler/in_place.h"
 #include "core/eval/evaluator.h"
 #include "core/spmd/executor.h"
+#include "core/spmd/segments.h"
 #include "core/spmd/virtual_mesh.h"
 #include "core/frontend/suggest.h"
 #include "core/ir/error.h"
@@ -86,12 +87,20 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
                                               tf_backend requested) {
   ir::FunctionPtr f = find_function(*m, fn);
   std::shared_ptr<const compiler::CompiledFunction> native;
+  std::shared_ptr<const spmd::SegmentPlan> segments;
   std::string reason;
   const ir::MeshPtr mesh = spmd::function_mesh(*f);
   if (requested == TF_BACKEND_NATIVE && mesh && mesh->level == "device") {
-    // Its ranks run through the SPMD executor (tf_kernel_call_rank).
-    reason = "'" + fn + "' is sharded over a device mesh: each rank runs the evaluator's kernels between "
-             "collectives (native code for those segments is not generated yet)";
+    // Its ranks run through the SPMD executor (tf_kernel_call_rank): native
+    // segments between the collectives.
+    try {
+      segments = spmd::plan_segments(*f);
+      if (!segments->fallback_reason().empty())
+        reason = "'" + fn + "': some of its ranks' code runs on the evaluator: " + segments->fallback_reason();
+    } catch (const ir::Error& e) {
+      if (e.kind() != ErrorKind::kUnsupported) throw;
+      reason = e.what();
+    }
   } else if (requested == TF_BACKEND_NATIVE) {
     // A module loaded from an AOT library runs the library's code: no compiler.
     if (auto lib = aot_library_of(*m)) native = compiler::bind_library_function(lib, *f);
@@ -102,13 +111,15 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
       reason = e.what();
     }
   }
-  tf_backend runs = native ? TF_BACKEND_NATIVE
+  const bool native_ranks = segments && reason.empty();
+  tf_backend runs = native || native_ranks ? TF_BACKEND_NATIVE
                     : requested == TF_BACKEND_VIRTUAL_MESH ? TF_BACKEND_VIRTUAL_MESH : TF_BACKEND_EVALUATOR;
   auto k = std::make_shared<Kernel>(std::move(m), f, runs,
                                     param_types(*f), result_types(*f));
   k->mesh_ = mesh;
   k->native_ = std::move(native);
   k->native_in_place_ = k->native_ && compiler::writes_all_in_place(*f);
+  k->segments_ = std::move(segments);
   k->fallback_reason_ = std::move(reason);
   return k;
 }

@@ -18,6 +18,7 @@
 #include "core/ir/shard.h"
 #include "core/runtime/ndarray.h"
 #include "core/sema/bind.h"
+#include "core/spmd/segments.h"
 #include "tilefoundry/tilefoundry.h"
 
 namespace tf::capi {
@@ -55,6 +56,9 @@ class Kernel {
   // The device mesh of the function's types (spmd::function_mesh), found
   // once at compile; null for an unsharded function.
   const ir::MeshPtr& mesh() const { return mesh_; }
+  // The compiled segments its ranks run between collectives (a device-mesh
+  // kernel compiled for native code); null otherwise.
+  const spmd::SegmentPlan* segments() const { return segments_.get(); }
   // The input whose buffer receives output i (an in-place result), or -1.
   int64_t output_alias(size_t i) const { return fn_->inplace_param(i); }
   bool has_aliases() const { return !fn_->inplace().empty(); }
@@ -119,6 +123,7 @@ class Kernel {
   std::vector<ir::TensorTypePtr> outputs_;  // tensor leaves of the return type
   std::shared_ptr<const compiler::CompiledFunction> native_;  // null: evaluator
   bool native_in_place_ = false;  // native_ writes every in-place output in place
+  std::shared_ptr<const spmd::SegmentPlan> segments_;
   std::string fallback_reason_;
 };
 

@@ -196,7 +196,8 @@ tf_status tf_kernel_call_rank(tf_kernel k, const DLTensor* in, size_t n_in, DLMa
   for (size_t i = 0; i < n_in; ++i)
     shares.push_back(tf::capi::view_tensor(in[i], tf::capi::TensorLabel(fn, "input", i, &kernel->input_name(i))));
   tf::capi::HostCommunicator host(*comm);
-  std::vector<tf::runtime::NDArray> results = tf::spmd::run_rank(kernel->module(), kernel->function(), shares, host);
+  std::vector<tf::runtime::NDArray> results = tf::spmd::run_rank(kernel->module(), kernel->function(), shares, host,
+                                                                         tf::spmd::Agreement::kCheck, kernel->segments());
   std::vector<tf::capi::ManagedTensorPtr> managed;
   for (auto& r : results) managed.push_back(tf::capi::to_managed(std::move(r)));
   for (size_t j = 0; j < managed.size(); ++j) out[j] = managed[j].release();

@@ -44,8 +44,6 @@ target_include_directories(tf_runtime PRIVATE ${DNNL_INCLUDE_DIR})
 # target_clones pick AVX-512 / AVX2 at load time.
 set_source_files_properties(${PROJECT_SOURCE_DIR}/core/runtime/gemm.cc PROPERTIES COMPILE_OPTIONS "-O3;-fopenmp-simd")
 tf_core_layer(tf_eval eval tf_sema tf_runtime ${BLAS_LIBRARIES})
-# The SPMD executor of device-sharded functions and the virtual mesh over it.
-tf_core_layer(tf_spmd spmd tf_eval tf_sema Threads::Threads)
 # The native backend: generates C++, runs the system compiler, dlopens.
 tf_core_layer(tf_compiler compiler tf_sema tf_tir tf_runtime ${BLAS_LIBRARIES} ${CMAKE_DL_LIBS})
 # Every generated kernel starts with the text of core/runtime/scalar_numerics.h,
@@ -61,6 +59,9 @@ add_custom_command(
   COMMENT "Embedding core/runtime/scalar_numerics.h in the kernel prelude"
   VERBATIM)
 target_sources(tf_compiler PRIVATE ${TF_SCALAR_NUMERICS_SOURCE})
+# The SPMD executor of device-sharded functions (its compute segments
+# compiled natively) and the virtual mesh over it.
+tf_core_layer(tf_spmd spmd tf_eval tf_compiler tf_sema Threads::Threads)
 
 # The kernel prelude precompiled for the default toolchain, beside the
 # library (core/compiler/toolchain.h): a cold kernel compile includes it

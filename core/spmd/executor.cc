@@ -13,6 +13,7 @@
 #include "core/sema/bind.h"
 #include "core/sema/dispatch.h"
 #include "core/spmd/blocks.h"
+#include "core/spmd/segments.h"
 
 namespace tf::spmd {
 namespace {
@@ -73,6 +74,57 @@ NDArray from_front(const NDArray& y, size_t d) {
   return NDArray::view(y, shape, strides, 0);
 }
 
+const ir::TensorType& operand_type(const ir::Call& c, size_t i) {
+  const ir::TensorType* t = ir::as_tensor(c.args()[i]->type());
+  if (!t) unsupported("a tuple operand of '" + std::string(c.op() ? c.op()->name() : "call") + "'");
+  return *t;
+}
+
+int64_t gather_axis(const ir::Call& c) {
+  const int64_t axis = std::get<int64_t>(c.op()->attrs()[0].value);
+  return axis < 0 ? axis + static_cast<int64_t>(operand_type(c, 0).rank()) : axis;
+}
+
+std::vector<int64_t> reduced_axes(const ir::Call& c) {
+  std::vector<int64_t> axes;
+  for (const auto& a : c.op()->attrs())
+    if (a.name == "axes")
+      for (int64_t k : std::get<std::vector<int64_t>>(a.value))
+        axes.push_back(k < 0 ? k + static_cast<int64_t>(operand_type(c, 0).rank()) : k);
+  return axes;
+}
+
+bool is_op(const ir::Call& c, std::string_view name) { return c.op() && c.op()->name() == name; }
+
+bool reduces_split_axis(const ir::Call& c) {
+  return is_op(c, "Reduce") && splits_axis(operand_type(c, 0), reduced_axes(c));
+}
+
+bool gathers_split_axis(const ir::Call& c) {
+  return is_op(c, "Gather") && splits_axis(operand_type(c, 0), {gather_axis(c)});
+}
+
+// A replicated (layout-less) operand i of the result's shape whose result is
+// sharded: the rank takes its block of it.
+bool takes_block_of(const ir::Call& c, size_t i) {
+  const ir::TensorType* rt = ir::as_tensor(c.type());
+  const ir::TensorType* at = ir::as_tensor(c.args()[i]->type());
+  return rt && at && !ir::as_shard_layout(at->layout()) && ir::as_shard_layout(rt->layout()) &&
+         ir::shape_equal(at->shape(), rt->shape());
+}
+
+}  // namespace
+
+bool crosses_ranks(const ir::Call& c) {
+  if (c.callee() || is_op(c, "Local") || is_op(c, "Reshard") || reduces_split_axis(c) || gathers_split_axis(c))
+    return true;
+  for (size_t i = 0; i < c.args().size(); ++i)
+    if (takes_block_of(c, i)) return true;
+  return false;
+}
+
+namespace {
+
 struct Rank {
   Grid grid;
   size_t index = 0;
@@ -85,17 +137,34 @@ class RankInterpreter {
       : rank_(rank), bindings_(std::move(bindings)), parent_(parent) {}
 
   void bind(const ir::Var* v, Value x) { memo_[v] = std::move(x); }
+  // The top-level body's ops run as these compiled segments.
+  void use(const SegmentPlan* plan) { plan_ = plan; }
 
   const Value& eval(const ir::ExprPtr& e) {
     for (const RankInterpreter* in = this; in; in = in->parent_) {
       auto it = in->memo_.find(e.get());
       if (it != in->memo_.end()) return it->second;
     }
+    if (const int64_t s = plan_ ? plan_->owner(e.get()) : -1; s >= 0) {
+      run_segment(plan_->segments()[static_cast<size_t>(s)]);
+      return memo_.at(e.get());
+    }
     Value v = compute(e);
     return memo_.emplace(e.get(), std::move(v)).first->second;
   }
 
  private:
+  // Computes every value a segment returns, its inputs first (which may run
+  // collectives and earlier segments).
+  void run_segment(const Segment& seg) {
+    std::vector<NDArray> in, out;
+    for (const auto& x : seg.inputs) in.push_back(eval(x).t);
+    for (const auto& t : ir::flatten_tensor_types(seg.local->return_type()))
+      out.push_back(NDArray::pooled(t->dtype(), concrete_shape(t->shape(), bindings_)));
+    seg.code->run(in, out, bindings_);
+    for (size_t j = 0; j < seg.outputs.size(); ++j) memo_[seg.outputs[j].get()] = tensor(out[j]);
+  }
+
   Value compute(const ir::ExprPtr& e) {
     switch (e->kind()) {
       case ir::ExprKind::kConstant: return tensor(eval::constant_array(*ir::expr_as<ir::Constant>(e)));
@@ -149,7 +218,7 @@ class RankInterpreter {
   // shapes of the call's operands.
   Value call_function(const ir::Call& c, const std::vector<const Value*>& args) {
     std::vector<sema::ArgDesc> descs;
-    for (size_t i = 0; i < c.args().size(); ++i) descs.push_back({arg_type(c, i).dtype(), concrete_shape(arg_type(c, i).shape(), bindings_)});
+    for (size_t i = 0; i < c.args().size(); ++i) descs.push_back({operand_type(c, i).dtype(), concrete_shape(operand_type(c, i).shape(), bindings_)});
     ir::DimBindings b = sema::bind_arguments(*c.callee(), descs);
     const ir::Function& target = c.callee()->is_prototype() ? sema::select_variant(*c.callee(), b) : *c.callee();
     TF_CHECK(target.body(), "a called function has a body");
@@ -162,25 +231,22 @@ class RankInterpreter {
     std::vector<const Value*> args;
     for (const auto& a : c.args()) args.push_back(&eval(a));
     if (c.callee()) return call_function(c, args);
-    const std::string name(c.op()->name());
-    if (name == "Local") return *args[0];  // the rank's share is its local view
-    if (name == "Reshard") return reshard(c, args[0]->t);
-    if (name == "Reduce" && splits_axis(arg_type(c, 0), reduced_axes(c))) return global_then_localize(c, args);
-    const ir::TensorType* rt = ir::as_tensor(c.type());
-    const bool gather_split = name == "Gather" && splits_axis(arg_type(c, 0), {gather_axis(c)});
+    if (is_op(c, "Local")) return *args[0];  // the rank's share is its local view
+    if (is_op(c, "Reshard")) return reshard(c, args[0]->t);
+    if (reduces_split_axis(c)) return global_then_localize(c, args);
+    const bool gather_split = gathers_split_axis(c);
     ir::CallPtr local = ir::Call::make_op(c.op(), c.args(), gather_split ? c.type() : local_type(c.type()));
     std::vector<NDArray> in;
     for (size_t i = 0; i < args.size(); ++i) {
       const NDArray& a = args[i]->t;
-      const ir::TensorType* at = ir::as_tensor(c.args()[i]->type());
       if (gather_split && i == 0) {  // own rows in place, zero rows elsewhere
-        NDArray full = NDArray::empty(a.dtype(), concrete_shape(at->shape(), bindings_));
-        a.copy_to(view_of(full, block_of(*at, rank_.grid, rank_.index, bindings_)));
+        const ir::TensorType& at = operand_type(c, 0);
+        NDArray full = NDArray::empty(a.dtype(), concrete_shape(at.shape(), bindings_));
+        a.copy_to(view_of(full, block_of(at, rank_.grid, rank_.index, bindings_)));
         in.push_back(full);
-      } else if (rt && at && !ir::as_shard_layout(at->layout()) && ir::as_shard_layout(rt->layout()) &&
-                 ir::shape_equal(at->shape(), rt->shape())) {
-        // A replicated operand meets a sharded result: take the rank's block.
-        ir::TypePtr as = ir::TensorType::make(at->shape(), at->dtype(), rt->layout());
+      } else if (takes_block_of(c, i)) {
+        const ir::TensorType& at = operand_type(c, i);
+        ir::TypePtr as = ir::TensorType::make(at.shape(), at.dtype(), ir::as_tensor(c.type())->layout());
         in.push_back(copy_of(view_of(a, block_of(*ir::as_tensor(as), rank_.grid, rank_.index, bindings_))));
       } else {
         flatten(*args[i], &in);
@@ -203,26 +269,6 @@ class RankInterpreter {
     return tensor(k(ka));
   }
 
-  const ir::TensorType& arg_type(const ir::Call& c, size_t i) const {
-    const ir::TensorType* t = ir::as_tensor(c.args()[i]->type());
-    if (!t) unsupported("a tuple operand of '" + std::string(c.op() ? c.op()->name() : "call") + "'");
-    return *t;
-  }
-
-  int64_t gather_axis(const ir::Call& c) const {
-    const int64_t axis = std::get<int64_t>(c.op()->attrs()[0].value);
-    return axis < 0 ? axis + static_cast<int64_t>(arg_type(c, 0).rank()) : axis;
-  }
-
-  std::vector<int64_t> reduced_axes(const ir::Call& c) const {
-    std::vector<int64_t> axes;
-    for (const auto& a : c.op()->attrs())
-      if (a.name == "axes")
-        for (int64_t k : std::get<std::vector<int64_t>>(a.value))
-          axes.push_back(k < 0 ? k + static_cast<int64_t>(arg_type(c, 0).rank()) : k);
-    return axes;
-  }
-
   // ---- values that cross ranks
 
   // The logical tensor of a share, on every rank: every rank's share, then
@@ -241,13 +287,13 @@ class RankInterpreter {
 
   Value global_then_localize(const ir::Call& c, const std::vector<const Value*>& args) {
     std::vector<NDArray> in;
-    for (size_t i = 0; i < args.size(); ++i) in.push_back(gather_global(args[i]->t, arg_type(c, i)));
+    for (size_t i = 0; i < args.size(); ++i) in.push_back(gather_global(args[i]->t, operand_type(c, i)));
     NDArray global = run_kernel(c, std::move(in)).t;
     return tensor(localize(global, *ir::as_tensor(c.type()), rank_.grid, rank_.index, bindings_));
   }
 
   Value reshard(const ir::Call& c, const NDArray& x) {
-    const ir::TensorType& src = arg_type(c, 0);
+    const ir::TensorType& src = operand_type(c, 0);
     const ir::TensorType& dst = *ir::as_tensor(c.type());
     if (auto moved = reshard_by_steps(src, dst, x)) return tensor(std::move(*moved));
     const Value v = tensor(x);
@@ -393,6 +439,7 @@ class RankInterpreter {
 
   const Rank& rank_;
   ir::DimBindings bindings_;
+  const SegmentPlan* plan_ = nullptr;
   const RankInterpreter* parent_;
   std::unordered_map<const ir::Expr*, Value> memo_;
 };
@@ -508,7 +555,12 @@ ir::DimBindings bind_shares(const ir::Function& fn, const std::vector<NDArray>& 
                      ", which is not divisible by its " + std::to_string(parts[k]) + " shares");
     }
   }
-  return sema::bind_arguments(fn, logical);
+  try {
+    return sema::bind_arguments(fn, logical);
+  } catch (const ir::Error& e) {
+    ir::fail(e.kind(), std::string("this rank's shares do not bind the signature (the logical extent of a split "
+                                   "axis is its share's times its mesh extents): ") + e.what());
+  }
 }
 
 }  // namespace
@@ -546,7 +598,7 @@ ir::MeshPtr function_mesh(const ir::Function& fn) {
 }
 
 std::vector<NDArray> run_rank(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs,
-                              Communicator& comm, Agreement agreement) {
+                              Communicator& comm, Agreement agreement, const SegmentPlan* segments) {
   (void)m;  // callees are reached through Call nodes; the module is the scope
   if (!fn.body()) ir::fail(ErrorKind::kUnsupported, "spmd: '" + fn.name() + "' has no body");
   Grid grid{function_mesh(fn)};
@@ -562,6 +614,7 @@ std::vector<NDArray> run_rank(const ir::Module& m, const ir::Function& fn, const
   Rank rank{grid, grid.mesh ? grid.rank_of(comm.coords()) : 0, comm};
   const ir::DimBindings bindings = bind_shares(fn, inputs);
   RankInterpreter in(rank, bindings);
+  in.use(segments);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
     if (inputs[i].shape() != block_of(t, grid, rank.index, bindings).extent) share_error(fn, i, inputs[i], bindings);

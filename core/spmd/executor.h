@@ -28,6 +28,15 @@
 
 namespace tf::spmd {
 
+class SegmentPlan;
+
+// Whether a call moves values across ranks or runs code that may (a call to
+// a function): Reshard, Local, a Reduce or Gather over a split axis, an op
+// that takes its block of a replicated operand. Every other op runs on the
+// rank's shares with its local result type, which is what a native segment
+// (segments.h) compiles.
+bool crosses_ranks(const ir::Call& c);
+
 // The one mesh of a function's types (parameters, result, body); null when
 // it has none. Error(kUnsupported) for two different meshes.
 ir::MeshPtr function_mesh(const ir::Function& fn);
@@ -50,8 +59,12 @@ enum class Agreement { kCheck, kTrusted };
 // collectives of different sizes, which hang or corrupt; instead every rank
 // fails with Error(kInvalidArgument) naming the mesh coordinates that
 // differ. kTrusted skips it (the virtual mesh: one call, every rank).
+//
+// With `segments` (plan_segments(fn)), the ops of fn's body run as its
+// compiled segments; without, on the evaluator's kernels.
 std::vector<runtime::NDArray> run_rank(const ir::Module& m, const ir::Function& fn,
                                        const std::vector<runtime::NDArray>& inputs, Communicator& comm,
-                                       Agreement agreement = Agreement::kCheck);
+                                       Agreement agreement = Agreement::kCheck,
+                                       const SegmentPlan* segments = nullptr);
 
 }  // namespace tf::spmd

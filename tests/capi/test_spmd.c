@@ -188,6 +188,9 @@ static void test_introspection(tf_kernel mlp, tf_kernel plain) {
   int64_t extent = 0;
   const char* name = NULL;
   tf_shard_attr a;
+  int32_t backend = -1;
+  CHECK_OK(tf_kernel_backend(mlp, &backend));
+  CHECK(backend == TF_BACKEND_NATIVE); /* its ranks run compiled segments between collectives */
   CHECK_OK(tf_kernel_mesh_rank(mlp, &axes));
   CHECK(axes == 1);
   CHECK_OK(tf_kernel_mesh_axis(mlp, 0, &extent, &name));

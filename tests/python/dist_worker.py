@@ -172,6 +172,7 @@ def scenario_mlp(rank, world, result):
     result["groups_kept"] = sum(1 for o in gc.get_objects()
                                 if isinstance(o, tfd.TorchCommunicator) and o.groups is not None)
     gc.enable()
+    result["backend"] = k.backend  # native segments between the collectives
     result["maxdiff"] = (y - mlp_reference(x, w1, w2, gamma)).abs().max().item()
     # The same kernel at other extents (B, D, F bound from the shares).
     x2, w12, w22, gamma2 = (torch.randn(3, 12, generator=g), torch.randn(12, 8 * world, generator=g),

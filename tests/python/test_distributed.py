@@ -47,6 +47,7 @@ def test_tensor_parallel_mlp_on_two_ranks(tmp_path):
         assert res["maxdiff"] < 1e-4 and res["ranks_agree"], res
         # One kernel with DimVars B, D, F serves a second set of extents.
         assert res["maxdiff_other_size"] < 1e-4, res
+        assert res["backend"] == "native", res
         assert res["groups_kept"] == 0, res
         # A Partial result is this rank's share; their sum is the product.
         assert res["partial_is_share"] and res["partial_diff"] < 1e-4, res
@@ -71,7 +72,10 @@ def test_collectives_inside_loops_and_called_functions(tmp_path):
 
 def test_a_failing_rank_is_an_error_on_the_others_not_a_hang(tmp_path):
     rank0, rank1 = run_job(tmp_path, "fail", 2, timeout_s=4)
-    assert "TF_ERR_INVALID_ARGUMENT" in rank1["error"] and "this rank's share of" in rank1["error"], rank1
+    # Its w2 share of 9 rows gives F = 18 against w1's F = 16 (2 ranks x 8).
+    assert rank1["error"].startswith("TF_ERR_INVALID_ARGUMENT"), rank1
+    assert "this rank's shares do not bind the signature" in rank1["error"], rank1
+    assert "argument #2 (w2): axis 0 is 18, but DimVar F = 16" in rank1["error"], rank1
     # Rank 0 waited in the first collective (the ranks' agreement check) that
     # its peer never joined: Gloo's timeout reached it as the kernel's error.
     assert rank0["error"].startswith("TF_ERR_RUNTIME"), rank0

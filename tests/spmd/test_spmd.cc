@@ -19,6 +19,7 @@
 #include "core/spmd/blocks.h"
 #include "core/spmd/executor.h"
 #include "core/spmd/local_mesh.h"
+#include "core/spmd/segments.h"
 #include "core/spmd/virtual_mesh.h"
 
 namespace tf {
@@ -91,7 +92,8 @@ struct MeshRun {
 };
 
 // Runs `fn` on every rank of its mesh from the logical inputs.
-MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs) {
+MeshRun run_on_mesh_with(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs,
+                         const spmd::SegmentPlan* segments) {
   spmd::Grid g{spmd::function_mesh(fn)};
   spmd::LocalMesh mesh(g.mesh->shape);
   std::vector<sema::ArgDesc> descs;
@@ -117,7 +119,7 @@ MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vect
         }
         // Trusted: the collectives recorded are the program's own (the
         // agreement check has its tests below).
-        outs[r] = spmd::run_rank(m, fn, shares, *comms[r], spmd::Agreement::kTrusted);
+        outs[r] = spmd::run_rank(m, fn, shares, *comms[r], spmd::Agreement::kTrusted, segments);
       } catch (const std::exception& e) {
         errors[r] = e.what();
         mesh.abort(r, e.what());
@@ -142,6 +144,21 @@ void expect_close(const NDArray& got, const NDArray& want, const std::string& wh
   for (int64_t i = 0; i < want.numel(); ++i)
     ASSERT_NEAR(static_cast<const float*>(got.data())[i], static_cast<const float*>(want.data())[i], 1e-4)
         << what << " at " << i;
+}
+
+// Runs fn's ops on the evaluator's kernels and, where it has compute
+// segments, again as native segments: both must give the same results
+// through the same collectives.
+MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const std::vector<NDArray>& inputs) {
+  MeshRun run = run_on_mesh_with(m, fn, inputs, nullptr);
+  auto plan = spmd::plan_segments(fn);
+  EXPECT_EQ(plan->fallback_reason(), "") << fn.name();
+  if (plan->segments().empty()) return run;
+  MeshRun native = run_on_mesh_with(m, fn, inputs, plan.get());
+  EXPECT_EQ(native.calls, run.calls) << fn.name();
+  for (size_t j = 0; j < run.results.size(); ++j)
+    expect_close(native.results[j], run.results[j], fn.name() + " native segments, result " + std::to_string(j));
+  return run;
 }
 
 ir::ModulePtr parse(const std::string& src) { return frontend::parse_module(std::string(kHeader) + src, "spmd.tf"); }
@@ -266,6 +283,13 @@ def plain(x: Tensor[(B, D), f32], w1: Tensor[(D, F), f32], w2: Tensor[(F, D), f3
   const ir::TensorType& w1 = *ir::as_tensor(m->lookup("mlp")->params()[1]->type());
   EXPECT_EQ(w1.layout()->to_string(),
             "ShardLayout(dev, (Split(pos=1),), layout=Layout((D, 4, F // 4), strides=((F // 4) * 4, F // 4, 1)))");
+  // Two native segments around the all-reduce: the matmuls and silu on the
+  // rank's shares, then the residual and rms_norm on the reduced value.
+  auto plan = spmd::plan_segments(*m->lookup("mlp"));
+  EXPECT_EQ(plan->fallback_reason(), "");
+  ASSERT_EQ(plan->segments().size(), 2u);
+  EXPECT_EQ(plan->segments()[0].outputs.size(), 1u);
+  EXPECT_EQ(plan->segments()[1].inputs.size(), 3u);  // the reduced value, x and g
   std::mt19937 rng(7);
   for (auto [b, d, f] : {std::array<int64_t, 3>{4, 8, 16}, {3, 12, 40}}) {
     SCOPED_TRACE("B=" + std::to_string(b) + " D=" + std::to_string(d) + " F=" + std::to_string(f));
@@ -358,6 +382,43 @@ def plain(x: Tensor[(8, 12), f32], w: Tensor[(12, 12), f32]) -> Tensor[(8, 12), 
   const std::vector<std::string> three(3, "all_reduce@0");
   for (const auto& c : run.calls) EXPECT_EQ(c, three);
   expect_close(spmd::evaluate_virtual_mesh(*m, *m->lookup("looped"), in)[0], want, "virtual mesh");
+}
+
+// Segments around a loop, with a tuple-valued op and constants inside
+// them: the native run (run_on_mesh's second run) must
+// agree with the evaluator's kernels and with the unsharded program.
+TEST(Spmd, NativeSegmentsAroundLoopsTuplesAndConstants) {
+  ir::ModulePtr m = parse(R"(
+@func
+def mixed(x: Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=1),))],
+          w: Tensor[(12, 12), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(8, 12), f32, ShardLayout(d4, (Broadcast(),))]:
+    p = (x * 0.5) @ w
+    b = reshard(p, layout=ShardLayout(d4, (Broadcast(),)))
+    h = b
+    for i in range(2):
+        h = h * 0.5 + b
+    v, idx = topk(h + b, k=12)
+    return exp(v * 0.1) * (h + 1.0)
+
+@func
+def plain(x: Tensor[(8, 12), f32], w: Tensor[(12, 12), f32]) -> Tensor[(8, 12), f32]:
+    b = (x * 0.5) @ w
+    h = b
+    for i in range(2):
+        h = h * 0.5 + b
+    v, idx = topk(h + b, k=12)
+    return exp(v * 0.1) * (h + 1.0)
+)");
+  const ir::Function& fn = *m->lookup("mixed");
+  auto plan = spmd::plan_segments(fn);
+  EXPECT_EQ(plan->fallback_reason(), "");
+  EXPECT_EQ(plan->segments().size(), 2u);  // before the all-reduce; after the loop
+  std::mt19937 rng(11);
+  std::vector<NDArray> in{random_f32({8, 12}, rng), random_f32({12, 12}, rng)};
+  NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
+  MeshRun run = run_on_mesh(*m, fn, in);
+  expect_close(run.results[0], want, "mixed");
+  for (const auto& c : run.calls) EXPECT_EQ(c, std::vector<std::string>{"all_reduce@0"});
 }
 
 TEST(Spmd, AReductionOverASplitAxisInsideALoop) {

@@ -105,6 +105,13 @@ def _write_error(err, errlen, exc):
     ctypes.memmove(err, msg + b"\0", len(msg) + 1)
 
 
+# (backend, collective) pairs whose "into tensor" form the process's torch
+# lacks (Gloo in older torch): those collectives are built from all_gather /
+# all_reduce instead, the same result in more bytes. Learned once per
+# process: a failed attempt costs as much as the collective.
+_LACKS_INTO_FORM = set()
+
+
 class TorchCommunicator:
     """A tf_communicator over one process group per mesh axis. `groups[m]`
     lists the ranks of mesh axis m in coordinate order; `coords[m]` is this
@@ -116,10 +123,6 @@ class TorchCommunicator:
         self.groups, self.coords = list(groups), list(coords)
         self.sizes = [dist.get_world_size(g) for g in self.groups]
         self._ops = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
-        # Per collective, whether the process group lacks its "into tensor"
-        # form (older Gloo): then the same result is built from all_gather /
-        # all_reduce.
-        self._fallback = set()
         n = len(self.groups)
         self._size_arr = (ctypes.c_int64 * max(n, 1))(*self.sizes)
         self._coord_arr = (ctypes.c_int64 * max(n, 1))(*self.coords)
@@ -151,14 +154,15 @@ class TorchCommunicator:
             _write_error(err, errlen, e)
             return 1
 
-    def _try(self, name, fast, slow):
-        if name not in self._fallback:
+    def _try(self, name, axis, fast, slow):
+        key = (str(self._dist.get_backend(self.groups[axis])), name)
+        if key not in _LACKS_INTO_FORM:
             try:
                 return fast()
             except RuntimeError as e:
                 if "support" not in str(e).lower():
                     raise
-                self._fallback.add(name)
+                _LACKS_INTO_FORM.add(key)
         return slow()
 
     def _all_reduce(self, ctx, axis, buf, reduction, err, errlen):
@@ -170,7 +174,7 @@ class TorchCommunicator:
 
     def _gather_into(self, axis, out, t):
         g = self.groups[axis]
-        self._try("all_gather", lambda: self._dist.all_gather_into_tensor(out, t, group=g),
+        self._try("all_gather", axis, lambda: self._dist.all_gather_into_tensor(out, t, group=g),
                   lambda: self._dist.all_gather(list(out.chunk(self.sizes[axis])), t, group=g))
 
     def _all_gather(self, ctx, axis, src, dst, err, errlen):
@@ -190,7 +194,7 @@ class TorchCommunicator:
                 full = t.clone()
                 self._dist.all_reduce(full, op=op, group=g)
                 out.copy_(full.chunk(self.sizes[axis])[self.coords[axis]])
-            self._try("reduce_scatter", lambda: self._dist.reduce_scatter_tensor(out, t, op=op, group=g), slow)
+            self._try("reduce_scatter", axis, lambda: self._dist.reduce_scatter_tensor(out, t, op=op, group=g), slow)
         return self._guard(body, err, errlen)
 
     def _all_to_all(self, ctx, axis, src, dst, err, errlen):
@@ -206,7 +210,7 @@ class TorchCommunicator:
                 mine = self.coords[axis]
                 for i, block in enumerate(every.chunk(n)):
                     out.chunk(n)[i].copy_(block.chunk(n)[mine])
-            self._try("all_to_all", lambda: self._dist.all_to_all_single(out, t, group=g), slow)
+            self._try("all_to_all", axis, lambda: self._dist.all_to_all_single(out, t, group=g), slow)
         return self._guard(body, err, errlen)
 
 
@@ -310,6 +314,10 @@ def call(kernel, tensors, mesh=None):
         arr[i] = b.tensor
     n = kernel.num_outputs
     outs = (ctypes.POINTER(DLManagedTensor) * max(n, 1))()
+    # The rank's compiled segments use torch's intra-op thread count, as the
+    # torch operators do: ranks sharing a machine must not oversubscribe it.
+    import torch
+    _lib.check(_lib.lib().tf_set_num_threads(torch.get_num_threads()), "set_num_threads")
     comm = TorchCommunicator(groups, coords)
     try:
         status = _lib.lib().tf_kernel_call_rank(kernel._handle, arr, len(ins), outs, n, ctypes.byref(comm.struct))

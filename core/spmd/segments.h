@@ -1,0 +1,61 @@
+// Native compute segments of a device-sharded function.
+//
+// Between the points where values cross ranks, a rank computes on its own
+// shares alone: that code is an ordinary function over local types (each
+// tensor's shape its share's, no layout), which the native compiler builds
+// like any other. plan_segments cuts the top-level body of a function at
+// those points and compiles the pieces; the executor (executor.h) runs a
+// segment when one of its values is first needed, and the collectives,
+// loops and calls between segments itself.
+//
+// Where values cross ranks (and so where a segment ends): Reshard, Local,
+// a Reduce or Gather over a split axis, an op whose replicated operand
+// meets a sharded result (the rank takes its block), a call to another
+// function and a loop (both may hold collectives). Each op node belongs to
+// the segment of its *phase*: the number of such crossings on its longest
+// path from the parameters. A segment then reads only parameters, crossings
+// and earlier segments, so running it on demand never waits on itself.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/compiler/compiler.h"
+#include "core/ir/expr.h"
+
+namespace tf::spmd {
+
+struct Segment {
+  ir::FunctionPtr local;                    // over local types; returns `outputs` (a tuple when several)
+  std::vector<ir::ExprPtr> inputs;          // the original values bound to local's parameters
+  std::vector<ir::ExprPtr> outputs;         // the original values local returns
+  std::shared_ptr<const compiler::CompiledFunction> code;
+};
+
+class SegmentPlan {
+ public:
+  const std::vector<Segment>& segments() const { return segments_; }
+  // The segment that computes e, or -1 when the executor computes e itself.
+  int64_t owner(const ir::Expr* e) const {
+    auto it = owner_.find(e);
+    return it == owner_.end() ? -1 : it->second;
+  }
+  // Segments the compiler did not take (their ops run on the evaluator's
+  // kernels), each with the compiler's reason; empty when all compiled.
+  const std::string& fallback_reason() const { return fallback_reason_; }
+
+ private:
+  friend std::shared_ptr<const SegmentPlan> plan_segments(const ir::Function& fn);
+  std::vector<Segment> segments_;
+  std::unordered_map<const ir::Expr*, int64_t> owner_;
+  std::string fallback_reason_;
+};
+
+// The compiled segments of fn's body. Throws Error(kUnsupported) when no
+// compiler can be run; a segment the code generator does not handle is left
+// to the evaluator and named in fallback_reason().
+std::shared_ptr<const SegmentPlan> plan_segments(const ir::Function& fn);
+
+}  // namespace tf::spmd
