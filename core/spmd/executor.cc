@@ -233,7 +233,10 @@ class RankInterpreter {
     if (c.callee()) return call_function(c, args);
     if (is_op(c, "Local")) return *args[0];  // the rank's share is its local view
     if (is_op(c, "Reshard")) return reshard(c, args[0]->t);
-    if (reduces_split_axis(c)) return global_then_localize(c, args);
+    if (reduces_split_axis(c)) {
+      if (auto v = reduce_split(c, args[0]->t)) return std::move(*v);
+      return global_then_localize(c, args);
+    }
     const bool gather_split = gathers_split_axis(c);
     ir::CallPtr local = ir::Call::make_op(c.op(), c.args(), gather_split ? c.type() : local_type(c.type()));
     std::vector<NDArray> in;
@@ -283,6 +286,40 @@ class RankInterpreter {
       shares.push_back(NDArray::view(cur, share.shape(), ir::c_order_strides(share.shape()), static_cast<int64_t>(r) * n));
     for (const NDArray& s : shares) ptrs.push_back(&s);
     return assemble(ptrs, t, rank_.grid, bindings_);
+  }
+
+  // A Reduce over split axes as the rank's block reduced, then an all-reduce
+  // over each mesh axis that splits a reduced axis: the result's bytes move,
+  // not the operand's. sum / max / abs_max combine by sum / max; a float
+  // mean is the mean of the equal blocks' means. nullopt for the rest.
+  std::optional<Value> reduce_split(const ir::Call& c, const NDArray& x) {
+    const ir::TensorType& xt = operand_type(c, 0);
+    std::string kind;
+    for (const auto& a : c.op()->attrs())
+      if (a.name == "kind") kind = std::get<std::string>(a.value);
+    const bool mean = kind == "mean";
+    if (mean && xt.dtype() != ir::DType::kF32 && xt.dtype() != ir::DType::kF64) return std::nullopt;
+    if (kind != "sum" && kind != "max" && kind != "abs_max" && !mean) return std::nullopt;
+    const ir::Reduction red = kind == "sum" || mean ? ir::Reduction::kSum : ir::Reduction::kMax;
+    const std::vector<ir::ShardAttr> attrs = *block_attrs(xt, bindings_);
+    const std::vector<int64_t> axes = reduced_axes(c);
+    std::vector<size_t> groups;
+    int64_t parts = 1;
+    for (size_t m = 0; m < attrs.size(); ++m)
+      if (attrs[m].is_split() && std::find(axes.begin(), axes.end(), attrs[m].pos) != axes.end()) {
+        groups.push_back(m);
+        parts *= rank_.comm.mesh_shape()[m];
+      }
+    ir::CallPtr local = ir::Call::make_op(c.op(), c.args(), local_type(c.type()));
+    NDArray y = eval::contiguous_copy(run_kernel(*local, {x}).t);
+    for (size_t m : groups) rank_.comm.all_reduce(m, y, red);
+    if (mean)
+      eval::dispatch_dtype(y.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_floating_point_v<T>)
+          for (int64_t i = 0; i < y.numel(); ++i) eval::mutable_data_of<T>(y)[i] /= static_cast<T>(parts);
+      });
+    return tensor(std::move(y));
   }
 
   Value global_then_localize(const ir::Call& c, const std::vector<const Value*>& args) {

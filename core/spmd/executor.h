@@ -9,10 +9,13 @@
 //   Partial a local share (no communication) — when no mesh axis after m
 //   splits the tensor axes involved. A Reshard over several mesh axes runs
 //   as such moves (each changed axis to Broadcast, innermost first, then to
-//   its target, outermost first). Any other Reshard, and a Reduce over a
-//   split axis, gather the logical operand on every rank (all-gathers over
-//   each mesh axis), compute it there and keep the rank's share of the
-//   result: the typing rule's meaning, at a cost the direct moves avoid.
+//   its target, outermost first). Any other Reshard gathers the logical
+//   operand on every rank (all-gathers over each mesh axis), computes it
+//   there and keeps the rank's share of the result: the typing rule's
+//   meaning, at a cost the direct moves avoid.
+// * A Reduce over a split axis reduces the rank's block, then all-reduces
+//   over each mesh axis that splits a reduced axis (sum / float mean by sum,
+//   amax / abs_max by max; an f16 / bf16 mean gathers as above).
 // * A Gather on a split axis runs on the rank's own rows (zeros elsewhere;
 //   the result is Partial(sum) by its typing rule); every other op runs on
 //   the rank's shares with its local result type.

@@ -373,8 +373,9 @@ TF_API tf_status tf_kernel_output_shard(tf_kernel k, size_t i, int32_t axis, tf_
  * all fail with TF_ERR_INVALID_ARGUMENT when one differs. A share of
  * the wrong dtype or shape is TF_ERR_INVALID_ARGUMENT before any collective;
  * a communicator that does not describe k's mesh is TF_ERR_INVALID_ARGUMENT.
- * Ranks compute with the reference evaluator's kernels today. On failure
- * every out[i] is left as it was. */
+ * Between collectives a rank runs k's compiled segments (tf_kernel_backend
+ * says TF_BACKEND_NATIVE) or, without a compiler, the reference evaluator's
+ * kernels. On failure every out[i] is left as it was. */
 TF_API tf_status tf_kernel_call_rank(tf_kernel k, const DLTensor* in, size_t n_in, DLManagedTensor** out,
                                      size_t n_out, const tf_communicator* comm);
 

@@ -443,6 +443,30 @@ def plain(x: Tensor[(8, 12), f32]) -> Tensor[(12,), f32]:
   expect_close(run_on_mesh(*m, *m->lookup("f"), in).results[0], want, "reduce in a loop");
 }
 
+// A Reduce over a split axis reduces each rank's block and all-reduces the
+// result over the mesh axes that split a reduced axis: the result's
+// elements move, not the operand's.
+TEST(Spmd, AReduceOverASplitAxisIsALocalReduceAndAnAllReduce) {
+  for (const char* reduce : {"sum", "mean", "amax", "abs_max"}) {
+    SCOPED_TRACE(reduce);
+    ir::ModulePtr m = parse(std::string(R"(
+@func
+def f(x: Tensor[(8, 12), f32, ShardLayout(d22, (Split(axis=0), Split(axis=1)))]) -> Tensor[(12,), f32, ShardLayout(d22, (Broadcast(), Split(axis=0)))]:
+    return )") + reduce + R"((x, axes=(0,), keepdim=False)
+
+@func
+def plain(x: Tensor[(8, 12), f32]) -> Tensor[(12,), f32]:
+    return )" + reduce + "(x, axes=(0,), keepdim=False)\n");
+    std::mt19937 rng(13);
+    std::vector<NDArray> in{random_f32({8, 12}, rng)};
+    NDArray want = eval::evaluate(*m, *m->lookup("plain"), in)[0];
+    MeshRun run = run_on_mesh(*m, *m->lookup("f"), in);
+    expect_close(run.results[0], want, reduce);
+    for (const auto& c : run.calls) EXPECT_EQ(c, std::vector<std::string>{"all_reduce@0"});
+    EXPECT_EQ(run.elements_sent, 6);  // the rank's [6] block of the result
+  }
+}
+
 TEST(Spmd, RanksThatDisagreeAtACollectiveFailInsteadOfCorrupting) {
   spmd::LocalMesh mesh({2});
   std::string err0, err1;
