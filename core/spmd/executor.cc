@@ -137,7 +137,8 @@ class RankInterpreter {
       : rank_(rank), bindings_(std::move(bindings)), parent_(parent) {}
 
   void bind(const ir::Var* v, Value x) { memo_[v] = std::move(x); }
-  // The top-level body's ops run as these compiled segments.
+  // This body's ops run as these compiled segments (null: on the
+  // evaluator's kernels).
   void use(const SegmentPlan* plan) { plan_ = plan; }
 
   const Value& eval(const ir::ExprPtr& e) {
@@ -195,10 +196,16 @@ class RankInterpreter {
     const int64_t step = eval::resolve_loop_bound(g, f.step, bindings_, "step", true);
     std::vector<Value> carry;
     for (const auto& init : f.init_args) carry.push_back(eval(init));
+    // The values the body reads from this one: once, here, not per
+    // iteration (collectives included).
+    const SegmentPlan* body = plan_ ? plan_->nested(&g) : nullptr;
+    if (start < stop)
+      for (const auto& c : body ? body->captures() : loop_captures(g)) eval(c);
     for (int64_t i = start; i < stop; i += step) {
       ir::DimBindings b = bindings_;
       b[f.induction_var->name()] = i;
       RankInterpreter iter(rank_, std::move(b), this);
+      iter.use(body);
       NDArray iv = NDArray::empty(ir::DType::kI64, {});
       *static_cast<int64_t*>(iv.data()) = i;
       iter.bind(f.induction_var.get(), tensor(std::move(iv)));
@@ -223,6 +230,7 @@ class RankInterpreter {
     const ir::Function& target = c.callee()->is_prototype() ? sema::select_variant(*c.callee(), b) : *c.callee();
     TF_CHECK(target.body(), "a called function has a body");
     RankInterpreter in(rank_, std::move(b));
+    in.use(plan_ ? plan_->nested(&target) : nullptr);
     for (size_t i = 0; i < args.size(); ++i) in.bind(target.params()[i].get(), *args[i]);
     return in.eval(target.body());
   }

@@ -19,8 +19,10 @@
 // * A Gather on a split axis runs on the rank's own rows (zeros elsewhere;
 //   the result is Partial(sum) by its typing rule); every other op runs on
 //   the rank's shares with its local result type.
-// Loops run on every rank alike, so collectives inside them meet; a call
-// runs the callee's body on the same rank.
+// Loops run on every rank alike, so collectives inside them meet; the
+// values a loop body reads from the enclosing body are computed once,
+// before the first iteration. A call runs the callee's body on the same
+// rank.
 #pragma once
 
 #include <vector>

@@ -11,10 +11,12 @@
 // Where values cross ranks (and so where a segment ends): Reshard, Local,
 // a Reduce or Gather over a split axis, an op whose replicated operand
 // meets a sharded result (the rank takes its block), a call to another
-// function and a loop (both may hold collectives). Each op node belongs to
-// the segment of its *phase*: the number of such crossings on its longest
-// path from the parameters. A segment then reads only parameters, crossings
-// and earlier segments, so running it on demand never waits on itself.
+// function and a loop (both may hold collectives; their bodies have plans
+// of their own). Each op node belongs to the segment of its *phase*: the
+// number of such crossings on its longest path from the parameters (in a
+// loop body: the induction variable and carried values). A segment then
+// reads only parameters, crossings and earlier segments, so running it on
+// demand never waits on itself.
 #pragma once
 
 #include <memory>
@@ -34,6 +36,10 @@ struct Segment {
   std::shared_ptr<const compiler::CompiledFunction> code;
 };
 
+namespace detail {
+class Planner;
+}
+
 class SegmentPlan {
  public:
   const std::vector<Segment>& segments() const { return segments_; }
@@ -42,20 +48,39 @@ class SegmentPlan {
     auto it = owner_.find(e);
     return it == owner_.end() ? -1 : it->second;
   }
-  // Segments the compiler did not take (their ops run on the evaluator's
-  // kernels), each with the compiler's reason; empty when all compiled.
+  // The plan of a body this one runs: a loop's (per iteration; keyed by the
+  // GridRegionExpr) or a called function's (keyed by the Function, each
+  // variant of a dispatch prototype its own); null for none.
+  const SegmentPlan* nested(const ir::Expr* scope) const;
+  // A loop body's plan: the enclosing body's values the body reads, which
+  // the executor computes once before the first iteration (not once per
+  // iteration, collectives included).
+  const std::vector<ir::ExprPtr>& captures() const { return captures_; }
+  // Segments the compiler did not take, in this body or any it reaches
+  // (their ops run on the evaluator's kernels), each with the reason;
+  // empty when all compiled. Set on the plan plan_segments returns.
   const std::string& fallback_reason() const { return fallback_reason_; }
 
+  using Nested = std::unordered_map<const ir::Expr*, std::shared_ptr<const SegmentPlan>>;
+
  private:
+  friend class detail::Planner;
   friend std::shared_ptr<const SegmentPlan> plan_segments(const ir::Function& fn);
   std::vector<Segment> segments_;
   std::unordered_map<const ir::Expr*, int64_t> owner_;
+  std::vector<ir::ExprPtr> captures_;
+  std::shared_ptr<Nested> nested_ = std::make_shared<Nested>();  // shared by every plan of one function
   std::string fallback_reason_;
 };
 
-// The compiled segments of fn's body. Throws Error(kUnsupported) when no
-// compiler can be run; a segment the code generator does not handle is left
-// to the evaluator and named in fallback_reason().
+// The enclosing body's values that the loop's body reads (what a loop
+// body's plan lists as captures()), without compiling anything.
+std::vector<ir::ExprPtr> loop_captures(const ir::GridRegionExpr& g);
+
+// The compiled segments of fn's body, of every loop body in it and of every
+// function it calls. Throws Error(kUnsupported) when no compiler can be run;
+// a segment the code generator does not handle is left to the evaluator and
+// named in fallback_reason().
 std::shared_ptr<const SegmentPlan> plan_segments(const ir::Function& fn);
 
 }  // namespace tf::spmd
