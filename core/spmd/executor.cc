@@ -9,6 +9,8 @@
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ir/error.h"
+#include "core/ops/registry.h"
+#include "core/ops/sharding/shard_rules.h"
 #include "core/ops/sharding/shard_util.h"
 #include "core/sema/bind.h"
 #include "core/sema/dispatch.h"
@@ -104,13 +106,35 @@ bool gathers_split_axis(const ir::Call& c) {
   return is_op(c, "Gather") && splits_axis(operand_type(c, 0), {gather_axis(c)});
 }
 
-// A replicated (layout-less) operand i of the result's shape whose result is
-// sharded: the rank takes its block of it.
-bool takes_block_of(const ir::Call& c, size_t i) {
+// Operand i is replicated (unsharded, or Broadcast on every mesh axis), the
+// result splits an axis the operand spans, and the op aligns replicated
+// operands with its result: the rank reads its block of the operand.
+// Returns the type under which that block is the operand's block (its
+// shape, Split where the result splits an aligned axis of the same extent),
+// or null.
+ir::TypePtr replicated_operand_view(const ir::Call& c, size_t i) {
   const ir::TensorType* rt = ir::as_tensor(c.type());
   const ir::TensorType* at = ir::as_tensor(c.args()[i]->type());
-  return rt && at && !ir::as_shard_layout(at->layout()) && ir::as_shard_layout(rt->layout()) &&
-         ir::shape_equal(at->shape(), rt->shape());
+  const ir::ShardLayout* rl = rt ? ir::as_shard_layout(rt->layout()) : nullptr;
+  if (!rl || !at || at->rank() > rt->rank()) return nullptr;
+  if (const ir::ShardLayout* al = ir::as_shard_layout(at->layout()); al && !ops::shard::all_broadcast(*al))
+    return nullptr;
+  const ops::OpInfo* info = c.op() ? ops::find_op(c.op()->name()) : nullptr;
+  if (!info || !ops::aligns_replicated_operands(info->shard)) return nullptr;
+  auto result_attrs = ops::shard::to_block_logical(rt->shape(), *rl);
+  if (!result_attrs) return nullptr;
+  const int64_t lead = static_cast<int64_t>(rt->rank() - at->rank());
+  std::vector<ir::ShardAttr> attrs(result_attrs->size(), ir::ShardAttr::broadcast());
+  bool any = false;
+  for (size_t m = 0; m < attrs.size(); ++m) {
+    const ir::ShardAttr& r = (*result_attrs)[m];
+    const int64_t j = r.pos - lead;
+    if (!r.is_split() || j < 0 || !at->shape()[j].structural_equal(rt->shape()[r.pos])) continue;
+    attrs[m] = ir::ShardAttr::split(j);
+    any = true;
+  }
+  if (!any) return nullptr;
+  return ir::TensorType::make(at->shape(), at->dtype(), ops::shard::canonical_layout(rl->mesh(), attrs, at->shape()));
 }
 
 }  // namespace
@@ -119,7 +143,7 @@ bool crosses_ranks(const ir::Call& c) {
   if (c.callee() || is_op(c, "Local") || is_op(c, "Reshard") || reduces_split_axis(c) || gathers_split_axis(c))
     return true;
   for (size_t i = 0; i < c.args().size(); ++i)
-    if (takes_block_of(c, i)) return true;
+    if (replicated_operand_view(c, i)) return true;
   return false;
 }
 
@@ -255,10 +279,8 @@ class RankInterpreter {
         NDArray full = NDArray::empty(a.dtype(), concrete_shape(at.shape(), bindings_));
         a.copy_to(view_of(full, block_of(at, rank_.grid, rank_.index, bindings_)));
         in.push_back(full);
-      } else if (takes_block_of(c, i)) {
-        const ir::TensorType& at = operand_type(c, i);
-        ir::TypePtr as = ir::TensorType::make(at.shape(), at.dtype(), ir::as_tensor(c.type())->layout());
-        in.push_back(copy_of(view_of(a, block_of(*ir::as_tensor(as), rank_.grid, rank_.index, bindings_))));
+      } else if (ir::TypePtr view = replicated_operand_view(c, i)) {
+        in.push_back(copy_of(view_of(a, block_of(*ir::as_tensor(view), rank_.grid, rank_.index, bindings_))));
       } else {
         flatten(*args[i], &in);
       }

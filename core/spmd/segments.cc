@@ -170,7 +170,7 @@ class Planner {
   std::shared_ptr<SegmentPlan> plan(const std::string& name, const std::vector<ir::VarPtr>& params,
                                     const std::vector<ir::ExprPtr>& roots, bool loop_body) {
     auto plan = std::make_shared<SegmentPlan>();
-    plan->nested_ = nested_;
+    plan->nested_ = nested_.get();
     Phases phases(params, roots, loop_body);
     plan->captures_ = phases.captures();  // == loop_captures(g) for a loop body
     for (const auto& e : phases.order()) plan_inner(name, e);
@@ -251,14 +251,17 @@ std::vector<ir::ExprPtr> loop_captures(const ir::GridRegionExpr& g) {
 }
 
 const SegmentPlan* SegmentPlan::nested(const ir::Expr* scope) const {
+  if (!nested_) return nullptr;
   auto it = nested_->find(scope);
   return it == nested_->end() ? nullptr : it->second.get();
 }
 
 std::shared_ptr<const SegmentPlan> plan_segments(const ir::Function& fn) {
   if (!fn.body()) return std::make_shared<SegmentPlan>();
-  detail::Planner planner(std::make_shared<SegmentPlan::Nested>());
+  auto nested = std::make_shared<SegmentPlan::Nested>();
+  detail::Planner planner(nested);
   auto plan = planner.plan(fn.name(), fn.params(), {fn.body()}, false);
+  plan->nested_owner_ = std::move(nested);
   plan->fallback_reason_ = std::move(planner.reasons);
   return plan;
 }

@@ -50,7 +50,8 @@ class SegmentPlan {
   }
   // The plan of a body this one runs: a loop's (per iteration; keyed by the
   // GridRegionExpr) or a called function's (keyed by the Function, each
-  // variant of a dispatch prototype its own); null for none.
+  // variant of a dispatch prototype its own); null for none. Valid while
+  // the plan plan_segments returned lives.
   const SegmentPlan* nested(const ir::Expr* scope) const;
   // A loop body's plan: the enclosing body's values the body reads, which
   // the executor computes once before the first iteration (not once per
@@ -69,7 +70,10 @@ class SegmentPlan {
   std::vector<Segment> segments_;
   std::unordered_map<const ir::Expr*, int64_t> owner_;
   std::vector<ir::ExprPtr> captures_;
-  std::shared_ptr<Nested> nested_ = std::make_shared<Nested>();  // shared by every plan of one function
+  // Every plan of one function reads one map, which the top-level plan owns
+  // (a nested plan owning it too would be a reference cycle).
+  std::shared_ptr<Nested> nested_owner_;
+  const Nested* nested_ = nullptr;
   std::string fallback_reason_;
 };
 

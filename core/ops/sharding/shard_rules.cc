@@ -773,6 +773,13 @@ const ShardRuleFn rope = rule_rope;
 const ShardRuleFn conv2d = rule_conv2d;
 }  // namespace shard_rules
 
+bool aligns_replicated_operands(const ShardSpec& spec) {
+  if (spec.kind == ShardSpec::Kind::kElementwise) return true;
+  return spec.kind == ShardSpec::Kind::kRule &&
+         (spec.rule_fn == rule_binary || spec.rule_fn == rule_where || spec.rule_fn == rule_cast ||
+          spec.rule_fn == rule_normalize);
+}
+
 ir::TypePtr infer_op_type(const OpInfo& info, const ir::Op& op, std::vector<ir::TypePtr> types,
                           const ir::Span& span) {
   if (!info.typeinfer)

@@ -39,6 +39,14 @@ extern const ShardRuleFn rope;
 extern const ShardRuleFn conv2d;
 }  // namespace shard_rules
 
+// Whether an op's replicated operands (unsharded, or Broadcast on every
+// mesh axis) broadcast against its result, aligned on trailing axes, as in
+// elementwise ops, Binary, Where and the normalizations' weights: an
+// instance computing its block of a sharded result then reads the same
+// block of them. (MatMul, RoPE, Gather ... read their replicated operands
+// whole.)
+bool aligns_replicated_operands(const ShardSpec& spec);
+
 // The driver's entry: types one op application, applying the contract above.
 ir::TypePtr infer_op_type(const OpInfo& info, const ir::Op& op, std::vector<ir::TypePtr> types,
                           const ir::Span& span);
