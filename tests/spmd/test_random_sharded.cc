@@ -6,8 +6,9 @@
 // adds and products of two values), a matmul by a fresh (D, D) weight
 // parameter sharded so that the product types (Split rows, Split columns,
 // Partial("sum") from a split contraction), rms_norm and softmax along rows,
-// sums along either axis broadcast back over the value, and a reshard to a
-// random layout. Each candidate statement is kept only when the whole
+// sums along either axis broadcast back over the value, a loop carrying a
+// value through a matmul and a reshard back to its layout, and a reshard to
+// a random layout. Each candidate statement is kept only when the whole
 // program still types (the parser runs the sharding rules), so the
 // programs are what a user could write; the result is the sum of every
 // value defined, each resharded to Broadcast.
@@ -16,7 +17,7 @@
 // the logical tensors (the meaning), every rank on the evaluator's kernels,
 // and every rank as native segments (which must also make the same
 // collectives). TF_RANDOM_SHARDED sets the count (default 24),
-// TF_RANDOM_SEED the seed.
+// TF_RANDOM_SEED the seed; TF_RANDOM_SHOW=1 prints each program checked.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -127,7 +128,7 @@ class ShardedProgram {
     std::vector<std::string> params = params_;
     std::string kinds = kinds_;
     std::string rhs;
-    switch (pick(10)) {
+    switch (pick(11)) {
       case 0: rhs = "tanh(" + a.name + ")"; break;
       case 1: rhs = "silu(" + a.name + ") * 0.5"; break;
       case 2: rhs = "exp(" + a.name + " * 0.1) - " + a.name; break;
@@ -151,6 +152,16 @@ class ShardedProgram {
       }
       case 7: rhs = "softmax(" + a.name + ")"; break;
       case 8: rhs = a.name + " * sum(" + a.name + ", axes=(" + std::to_string(pick(2)) + ",)) * 0.05"; break;
+      case 9: {  // a loop carrying a value through a matmul and a reshard back to its layout
+        std::vector<ir::ShardAttr> w;
+        for (int m = 0; m < axes_; ++m) w.push_back(random_attr(false));
+        const std::string name = "w" + std::to_string(params.size());
+        params.push_back(name + ": Tensor[(" + d() + ", " + d() + "), f32, " + layout(w) + "]");
+        kinds += 'w';
+        rhs = a.name + "\n    for i in range(2):\n        " + v + " = reshard(tanh(" + v + ") @ " + name +
+              " + " + v + " * 0.5, layout=" + layout(a.attrs) + ")";
+        break;
+      }
       default: {
         std::vector<ir::ShardAttr> to;
         for (int m = 0; m < axes_; ++m) to.push_back(random_attr(false));
@@ -242,6 +253,7 @@ TEST(RandomShardedPrograms, RanksAndNativeSegmentsAgreeWithTheLogicalProgram) {
     // may come in another (on every rank the same) order.
     EXPECT_EQ(sorted(native.calls), sorted(ranks.calls));
     if (HasFailure()) return;
+    if (std::getenv("TF_RANDOM_SHOW")) std::printf("%s\n", src.c_str());
     ++checked;
   }
   // Most programs grow (a candidate types about half the time); every
