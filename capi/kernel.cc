@@ -93,14 +93,9 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
   if (requested == TF_BACKEND_NATIVE && mesh && mesh->level == "device") {
     // Its ranks run through the SPMD executor (tf_kernel_call_rank): native
     // segments between the collectives.
-    try {
-      segments = spmd::plan_segments(*f);
-      if (!segments->fallback_reason().empty())
-        reason = "'" + fn + "': some of its ranks' code runs on the evaluator: " + segments->fallback_reason();
-    } catch (const ir::Error& e) {
-      if (e.kind() != ErrorKind::kUnsupported) throw;
-      reason = e.what();
-    }
+    segments = spmd::plan_segments(*f);
+    if (!segments->fallback_reason().empty())
+      reason = "'" + fn + "': some of its ranks' code runs on the evaluator: " + segments->fallback_reason();
   } else if (requested == TF_BACKEND_NATIVE) {
     // A module loaded from an AOT library runs the library's code: no compiler.
     if (auto lib = aot_library_of(*m)) native = compiler::bind_library_function(lib, *f);

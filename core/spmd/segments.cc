@@ -156,6 +156,12 @@ class SegmentBuilder {
   std::vector<ir::VarPtr> params_;
 };
 
+// A loop body's parameters: its induction variable, then its carried values.
+std::vector<ir::VarPtr> loop_params(const ir::GridRegionExpr& g) {
+  std::vector<ir::VarPtr> params{g.fields().induction_var};
+  for (const auto& c : g.fields().carried_args) params.push_back(c);
+  return params;
+}
 
 }  // namespace
 
@@ -199,8 +205,7 @@ class Planner {
       try {
         seg = b.finish(name + "__segment" + std::to_string(plan->segments_.size()), outs);
         seg.code = compiler::compile(*seg.local);
-      } catch (const ir::Error& e) {
-        if (e.kind() != ir::ErrorKind::kUnsupported) throw;
+      } catch (const ir::Error& e) {  // no compiler, or a construct it does not take
         leave(where, e.what());
         continue;
       }
@@ -221,9 +226,7 @@ class Planner {
     if (auto* g = ir::expr_as<ir::GridRegionExpr>(e)) {
       if (nested_->count(g)) return;
       (*nested_)[g] = nullptr;
-      std::vector<ir::VarPtr> params{g->fields().induction_var};
-      for (const auto& c : g->fields().carried_args) params.push_back(c);
-      (*nested_)[g] = plan(name + "__loop", params, g->fields().yield_values, true);
+      (*nested_)[g] = plan(name + "__loop", loop_params(*g), g->fields().yield_values, true);
     } else if (auto* c = ir::expr_as<ir::Call>(e); c && c->callee()) {
       std::vector<ir::FunctionPtr> fns = c->callee()->is_prototype() ? c->callee()->variants()
                                                                      : std::vector<ir::FunctionPtr>{c->callee()};
@@ -245,9 +248,7 @@ class Planner {
 }  // namespace detail
 
 std::vector<ir::ExprPtr> loop_captures(const ir::GridRegionExpr& g) {
-  std::vector<ir::VarPtr> params{g.fields().induction_var};
-  for (const auto& c : g.fields().carried_args) params.push_back(c);
-  return Phases(params, g.fields().yield_values, true).captures();
+  return Phases(loop_params(g), g.fields().yield_values, true).captures();
 }
 
 const SegmentPlan* SegmentPlan::nested(const ir::Expr* scope) const {

@@ -82,9 +82,9 @@ class SegmentPlan {
 std::vector<ir::ExprPtr> loop_captures(const ir::GridRegionExpr& g);
 
 // The compiled segments of fn's body, of every loop body in it and of every
-// function it calls. Throws Error(kUnsupported) when no compiler can be run;
-// a segment the code generator does not handle is left to the evaluator and
-// named in fallback_reason().
+// function it calls. A segment that does not compile (no compiler can be
+// run, or the code generator does not take one of its constructs) is left
+// to the evaluator and named in fallback_reason().
 std::shared_ptr<const SegmentPlan> plan_segments(const ir::Function& fn);
 
 }  // namespace tf::spmd

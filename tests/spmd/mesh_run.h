@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -163,6 +164,29 @@ inline MeshRun run_on_mesh(const ir::Module& m, const ir::Function& fn, const st
   for (size_t j = 0; j < run.results.size(); ++j)
     expect_close(native.results[j], run.results[j], fn.name() + " native segments, result " + std::to_string(j));
   return run;
+}
+
+// Runs fn on every rank of a 1-D mesh of `ranks`, rank r with shares(r);
+// each rank's error message ("" when it finished), a failing rank aborting
+// the mesh as a host would.
+inline std::vector<std::string> errors_on_ranks(const ir::Module& m, const ir::Function& fn, size_t ranks,
+                                                const std::function<std::vector<NDArray>(size_t)>& shares,
+                                                spmd::Agreement agreement) {
+  spmd::LocalMesh mesh({static_cast<int64_t>(ranks)});
+  std::vector<std::string> errors(ranks);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        auto comm = mesh.communicator(r);
+        spmd::run_rank(m, fn, shares(r), *comm, agreement);
+      } catch (const ir::Error& e) {
+        errors[r] = e.what();
+        mesh.abort(r, e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  return errors;
 }
 
 }  // namespace tf::testing_spmd

@@ -199,22 +199,9 @@ def f(a: Tensor[(N,), f32, ShardLayout(d4, (Broadcast(),))],
 )");
   const ir::Function& fn = *m->lookup("f");
   auto errors_with = [&](int64_t whole, int64_t share) {
-    spmd::LocalMesh mesh({4});
-    std::vector<std::string> errors(4);
-    std::vector<std::thread> threads;
-    for (size_t r = 0; r < 4; ++r)
-      threads.emplace_back([&, r] {
-        try {
-          auto comm = mesh.communicator(r);
-          spmd::run_rank(*m, fn, {NDArray::empty(ir::DType::kF32, {whole}), NDArray::empty(ir::DType::kF32, {share})},
-                         *comm, spmd::Agreement::kTrusted);
-        } catch (const ir::Error& e) {
-          errors[r] = e.what();
-          mesh.abort(r, e.what());
-        }
-      });
-    for (auto& t : threads) t.join();
-    return errors[0];
+    return errors_on_ranks(*m, fn, 4, [&](size_t) {
+      return std::vector<NDArray>{NDArray::empty(ir::DType::kF32, {whole}), NDArray::empty(ir::DType::kF32, {share})};
+    }, spmd::Agreement::kTrusted)[0];
   };
   EXPECT_EQ(errors_with(12, 3), "");
   std::string e = errors_with(10, 2);
@@ -403,21 +390,9 @@ def f(x: Tensor[(8, 12), f32, ShardLayout(d4, (Split(axis=0),))]) -> Tensor[(8, 
     return reshard(x * 2.0, layout=ShardLayout(d4, (Broadcast(),)))
 )");
   const ir::Function& fn = *m->lookup("f");
-  spmd::LocalMesh mesh({4});
-  std::vector<std::string> errors(4);
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < 4; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        auto comm = mesh.communicator(r);
-        NDArray share = NDArray::empty(ir::DType::kF32, {r == 2 ? int64_t{3} : int64_t{2}, 12});
-        spmd::run_rank(*m, fn, {share}, *comm);
-      } catch (const ir::Error& e) {
-        errors[r] = e.what();
-        mesh.abort(r, e.what());
-      }
-    });
-  for (auto& t : threads) t.join();
+  const std::vector<std::string> errors = errors_on_ranks(*m, fn, 4, [](size_t r) {
+    return std::vector<NDArray>{NDArray::empty(ir::DType::kF32, {r == 2 ? int64_t{3} : int64_t{2}, 12})};
+  }, spmd::Agreement::kCheck);
   EXPECT_NE(errors[2].find("this rank's share of"), std::string::npos) << errors[2];
   EXPECT_NE(errors[2].find("is f32 (3, 12)"), std::string::npos) << errors[2];
   for (size_t r : {0, 1, 3}) EXPECT_NE(errors[r].find("rank 2 failed"), std::string::npos) << errors[r];
