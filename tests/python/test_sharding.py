@@ -68,3 +68,45 @@ def test_unknown_mesh_mode_is_rejected(mod):
 def test_kernel_reports_the_virtual_mesh_backend(mod):
     k = mod.compile("split_rows", backend="virtual_mesh")
     assert k.backend == "virtual_mesh"
+
+
+SYMBOLIC = '''
+from tilefoundry.dsl import *
+
+TARGET = Target("cpu", topology=(("device", 2), ("cta", 1)))
+dev = Mesh(topology="device", shape=(2,), axes=("tp",))
+B = DimVar("B", 1, 65536)
+D = DimVar("D", 1, 65536)
+F = DimVar("F", 1, 65536)
+
+@func
+def mlp(x: Tensor[(B, D), f32, ShardLayout(dev, (Broadcast(),))],
+        w1: Tensor[(D, F), f32, ShardLayout(dev, (Split(axis=1),))],
+        w2: Tensor[(F, D), f32, ShardLayout(dev, (Split(axis=0),))],
+        g: Tensor[(D,), f32, ShardLayout(dev, (Broadcast(),))]) -> Tensor[(B, D), f32, ShardLayout(dev, (Broadcast(),))]:
+    y = silu(x @ w1) @ w2
+    y = reshard(y, layout=ShardLayout(dev, (Broadcast(),)))
+    return rms_norm(y + x, g, eps=1e-6)
+'''
+
+
+@pytest.mark.parametrize("b,d,f", [(4, 8, 16), (3, 12, 10)])
+def test_symbolic_extents_on_the_virtual_mesh(b, d, f):
+    """The tensor-parallel block over DimVars: one module, any extents whose
+    split axes divide by the mesh; the printed module reads back."""
+    m = tf.load(SYMBOLIC)
+    gen = torch.Generator().manual_seed(b * 100 + f)
+    x, w1, w2, g = (torch.randn(b, d, generator=gen), torch.randn(d, f, generator=gen),
+                    torch.randn(f, d, generator=gen), torch.randn(d, generator=gen))
+    h = torch.nn.functional.silu(x @ w1) @ w2 + x
+    want = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+    torch.testing.assert_close(m.evaluate("mlp", x, w1, w2, g, mesh="virtual"), want, rtol=1e-4, atol=1e-4)
+    assert "strides=((F // 2) * 2, F // 2, 1)" in str(m)
+    assert str(tf.load(str(m))) == str(m)
+
+
+def test_symbolic_split_extent_must_divide_by_the_mesh():
+    m = tf.load(SYMBOLIC)
+    x, w1, w2, g = torch.randn(2, 4), torch.randn(4, 5), torch.randn(5, 4), torch.randn(4)
+    with pytest.raises(tf.TileFoundryError, match="has extent 5, which its 2 shares do not divide"):
+        m.evaluate("mlp", x, w1, w2, g, mesh="virtual")
