@@ -5,7 +5,7 @@ DTensors against DTensor's own execution of the same block, in one job.
     python tp_mlp.py [--quick]      # starts the ranks; prints one JSON line
 
 Reported per shape: the median time of a steady call on each side (rank 0,
-both ranks one thread), the bytes TileFoundry's collectives moved per call
+both ranks one thread; ours also with check_calls=False), the bytes TileFoundry's collectives moved per call
 (what each rank passed to them) against the minimum the types require (one
 all-reduce of the [B, D] partial product), and the collectives DTensor
 issued per call (torch's CommDebugMode).
@@ -78,10 +78,11 @@ def rank_main(rank, rdv, quick):
         t_ours = median_ms(ours, runs)
         calls = runs + 1
         bytes_ours = (tfd.stats()["bytes"] - before) / calls
+        t_trusted = median_ms(lambda: k(xd, w1d, w2d, gd, check_calls=False), runs)
         t_dtensor = median_ms(dtensor_block, runs)
         with CommDebugMode() as cm:
             dtensor_block()
-        rows[label] = {"tf_ms": t_ours, "dtensor_ms": t_dtensor, "tf_bytes": bytes_ours,
+        rows[label] = {"tf_ms": t_ours, "tf_trusted_ms": t_trusted, "dtensor_ms": t_dtensor, "tf_bytes": bytes_ours,
                        "min_bytes": b * d * 4, "dtensor_collectives": cm.get_total_counts(), "max_diff": err}
     if rank == 0:
         print(json.dumps({"torch": torch.__version__, "rows": rows}))

@@ -93,6 +93,11 @@ tf_shard_attr shard_attr(const ir::TensorType& t, int32_t axis) {
   return out;
 }
 
+// comm->flags, 0 for a host built against a header without the field.
+uint32_t comm_flags(const tf_communicator& c) {
+  return c.struct_size >= offsetof(tf_communicator, flags) + sizeof c.flags ? c.flags : 0u;
+}
+
 // The communicator must describe k's mesh and have every function.
 void check_communicator(const char* fn, const Kernel& k, const tf_communicator* c) {
   require_non_null(c, fn, "comm");
@@ -123,6 +128,9 @@ void check_communicator(const char* fn, const Kernel& k, const tf_communicator* 
   require_non_null(reinterpret_cast<const void*>(c->all_gather), fn, "comm->all_gather");
   require_non_null(reinterpret_cast<const void*>(c->reduce_scatter), fn, "comm->reduce_scatter");
   require_non_null(reinterpret_cast<const void*>(c->all_to_all), fn, "comm->all_to_all");
+  if (comm_flags(*c) & ~TF_COMM_TRUSTED_CALLS)
+    fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": comm->flags has unknown bits (" +
+                                      std::to_string(comm_flags(*c)) + "); the known one is TF_COMM_TRUSTED_CALLS");
 }
 
 }  // namespace
@@ -197,7 +205,10 @@ tf_status tf_kernel_call_rank(tf_kernel k, const DLTensor* in, size_t n_in, DLMa
     shares.push_back(tf::capi::view_tensor(in[i], tf::capi::TensorLabel(fn, "input", i, &kernel->input_name(i))));
   tf::capi::HostCommunicator host(*comm);
   std::vector<tf::runtime::NDArray> results = tf::spmd::run_rank(kernel->module(), kernel->function(), shares, host,
-                                                                         tf::spmd::Agreement::kCheck, kernel->segments());
+                                                                         (tf::capi::comm_flags(*comm) & TF_COMM_TRUSTED_CALLS)
+                                                                             ? tf::spmd::Agreement::kTrusted
+                                                                             : tf::spmd::Agreement::kCheck,
+                                                                         kernel->segments());
   std::vector<tf::capi::ManagedTensorPtr> managed;
   for (auto& r : results) managed.push_back(tf::capi::to_managed(std::move(r)));
   for (size_t j = 0; j < managed.size(); ++j) out[j] = managed[j].release();

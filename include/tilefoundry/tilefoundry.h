@@ -355,7 +355,15 @@ typedef struct tf_communicator {
   int32_t (*reduce_scatter)(void* ctx, int32_t axis, const DLTensor* in, DLTensor* out, int32_t reduction,
                             char* err, size_t errlen);
   int32_t (*all_to_all)(void* ctx, int32_t axis, const DLTensor* in, DLTensor* out, char* err, size_t errlen);
+  uint32_t flags;             /* TF_COMM_* bits; 0: the defaults */
 } tf_communicator;
+
+/* tf_communicator.flags: the host guarantees that every rank makes the same
+ * call (kernel and share shapes), as a lockstep SPMD program does, so
+ * tf_kernel_call_rank skips the ranks' agreement check (one all_gather per
+ * mesh axis per call). Ranks that then differ meet in collectives of
+ * different sizes: what that does is the host engine's behaviour. */
+#define TF_COMM_TRUSTED_CALLS 1u
 
 /* The number of axes of k's device mesh; 0 for a kernel without one. */
 TF_API tf_status tf_kernel_mesh_rank(tf_kernel k, int32_t* num_axes);
@@ -369,7 +377,8 @@ TF_API tf_status tf_kernel_output_shard(tf_kernel k, size_t i, int32_t axis, tf_
  * is the block the parameter's type gives this rank's coordinates); out[i]
  * receives a newly allocated share of result i, owned by the caller as with
  * tf_kernel_call. Every rank of the mesh must make the same call; the ranks
- * check it first (an all_gather of an 8-byte fingerprint per mesh axis) and
+ * check it first (an all_gather of an 8-byte fingerprint per mesh axis;
+ * skipped when comm->flags has TF_COMM_TRUSTED_CALLS) and
  * all fail with TF_ERR_INVALID_ARGUMENT when one differs. A share of
  * the wrong dtype or shape is TF_ERR_INVALID_ARGUMENT before any collective;
  * a communicator that does not describe k's mesh is TF_ERR_INVALID_ARGUMENT.

@@ -56,7 +56,7 @@ static_assert(DLPACK_FLAG_BITMASK_READ_ONLY == 1 && DLPACK_FLAG_BITMASK_IS_COPIE
 static_assert(sizeof(tf_shard_attr) == 12, "tf_shard_attr size is ABI");
 static_assert(offsetof(tf_shard_attr, tensor_axis) == 4 && offsetof(tf_shard_attr, reduction) == 8,
               "tf_shard_attr offsets are ABI");
-static_assert(sizeof(tf_communicator) == 64, "tf_communicator size is ABI (LP64)");
+static_assert(sizeof(tf_communicator) == 72, "tf_communicator size is ABI (LP64)");
 static_assert(offsetof(tf_communicator, struct_size) == 0, "struct_size must come first");
 static_assert(offsetof(tf_communicator, num_axes) == 4, "num_axes offset is ABI");
 static_assert(offsetof(tf_communicator, axis_size) == 8 && offsetof(tf_communicator, axis_coord) == 16,
@@ -65,6 +65,7 @@ static_assert(offsetof(tf_communicator, ctx) == 24, "ctx offset is ABI");
 static_assert(offsetof(tf_communicator, all_reduce) == 32 && offsetof(tf_communicator, all_gather) == 40 &&
                   offsetof(tf_communicator, reduce_scatter) == 48 && offsetof(tf_communicator, all_to_all) == 56,
               "collective offsets are ABI");
+static_assert(offsetof(tf_communicator, flags) == 64 && TF_COMM_TRUSTED_CALLS == 1u, "flags are ABI");
 static_assert(std::is_trivial<tf_communicator>::value, "C layout");
 static_assert(TF_REDUCTION_SUM == 0 && TF_REDUCTION_MAX == 1 && TF_REDUCTION_MIN == 2, "reduction codes are ABI");
 static_assert(TF_SHARD_BROADCAST == 0 && TF_SHARD_SPLIT == 1 && TF_SHARD_PARTIAL == 2, "shard kinds are ABI");

@@ -43,6 +43,7 @@ typedef struct {
 typedef struct {
   shared_mesh* mesh;
   int64_t size, coord;
+  int gathers; /* all_gather calls this rank made */
 } rank_ctx;
 
 static int64_t numel(const DLTensor* t) {
@@ -86,6 +87,7 @@ static int32_t shm_all_gather(void* ctx, int32_t axis, const DLTensor* in, DLTen
   rank_ctx* c = (rank_ctx*)ctx;
   size_t bytes = (size_t)numel(in) * elem_bytes(in);
   if (axis != 0 || numel(out) != 2 * numel(in)) return refuse(err, errlen, "bad all_gather");
+  ++c->gathers;
   exchange(c, in->data);
   memcpy(out->data, c->mesh->posted[0], bytes);
   memcpy((char*)out->data + bytes, c->mesh->posted[1], bytes);
@@ -154,6 +156,7 @@ static DLTensor tensor(void* data, int32_t ndim, int64_t* shape) {
 typedef struct {
   tf_kernel k;
   rank_ctx ctx;
+  uint32_t flags; /* the communicator's */
   float w1[8 * 8], w2[8 * 8];
   tf_status status;
   float y[4 * 8];
@@ -166,6 +169,7 @@ static void* run_rank(void* arg) {
   DLTensor in[4];
   DLManagedTensor* out[1] = {NULL};
   tf_communicator comm = communicator_of(&j->ctx);
+  comm.flags = j->flags;
   for (r = 0; r < 8; ++r)
     for (c = 0; c < 8; ++c) {
       j->w1[r * 8 + c] = w1_[r * 16 + h * 8 + c]; /* columns [8h, 8h + 8) */
@@ -209,7 +213,10 @@ static void test_introspection(tf_kernel mlp, tf_kernel plain) {
   CHECK(axes == 0);
 }
 
-static void test_two_ranks(tf_kernel mlp, tf_kernel plain) {
+/* The MLP on two ranks against the unsharded kernel; `flags` the
+ * communicator's, `gathers` the all_gathers each rank must make (the
+ * agreement check's, unless the calls are trusted). */
+static void test_two_ranks(tf_kernel mlp, tf_kernel plain, uint32_t flags, int gathers) {
   shared_mesh mesh;
   rank_job jobs[2];
   pthread_t threads[2];
@@ -221,6 +228,7 @@ static void test_two_ranks(tf_kernel mlp, tf_kernel plain) {
   for (r = 0; r < 2; ++r) {
     memset(&jobs[r], 0, sizeof jobs[r]);
     jobs[r].k = mlp;
+    jobs[r].flags = flags;
     jobs[r].ctx.mesh = &mesh;
     jobs[r].ctx.size = 2;
     jobs[r].ctx.coord = r;
@@ -229,6 +237,7 @@ static void test_two_ranks(tf_kernel mlp, tf_kernel plain) {
   for (r = 0; r < 2; ++r) pthread_join(threads[r], NULL);
   pthread_barrier_destroy(&mesh.barrier);
   CHECK(jobs[0].status == TF_OK && jobs[1].status == TF_OK);
+  CHECK(jobs[0].ctx.gathers == gathers && jobs[1].ctx.gathers == gathers);
   in[0] = tensor(x_, 2, x_shape);
   in[1] = tensor(w1_, 2, w1_shape);
   in[2] = tensor(w2_, 2, w2_shape);
@@ -248,7 +257,7 @@ static void test_two_ranks(tf_kernel mlp, tf_kernel plain) {
 static void test_bad_calls(tf_kernel mlp, tf_kernel gathered) {
   static int64_t share_shape[2] = {2, 8}, bad_shape[2] = {3, 8};
   float share[3 * 8] = {0};
-  rank_ctx ctx = {NULL, 2, 0};
+  rank_ctx ctx = {NULL, 2, 0, 0};
   int64_t wrong_size = 3, wrong_coord = 2;
   tf_communicator comm = communicator_of(&ctx), bad;
   DLManagedTensor* sentinel = (DLManagedTensor*)&ctx;
@@ -272,6 +281,16 @@ static void test_bad_calls(tf_kernel mlp, tf_kernel gathered) {
   bad = comm;
   bad.all_to_all = NULL;
   CHECK_STATUS(tf_kernel_call_rank(gathered, in, 1, out, 1, &bad), TF_ERR_INVALID_ARGUMENT, "all_to_all");
+  bad = comm;
+  bad.flags = 2u;
+  CHECK_STATUS(tf_kernel_call_rank(gathered, in, 1, out, 1, &bad), TF_ERR_INVALID_ARGUMENT, "unknown bits");
+  /* A struct_size that stops before flags (fields are only ever appended): read as 0. */
+  bad = comm;
+  bad.struct_size = (uint32_t)offsetof(tf_communicator, flags);
+  bad.flags = 2u; /* past struct_size: never read */
+  in[0] = tensor(share, 2, bad_shape);
+  CHECK_STATUS(tf_kernel_call_rank(gathered, in, 1, out, 1, &bad), TF_ERR_INVALID_ARGUMENT, "this rank's share of");
+  in[0] = tensor(share, 2, share_shape);
   CHECK_STATUS(tf_kernel_call_rank(mlp, in, 1, out, 1, &comm), TF_ERR_INVALID_ARGUMENT, "takes 4 inputs");
   in[0] = tensor(share, 2, bad_shape);
   CHECK_STATUS(tf_kernel_call_rank(gathered, in, 1, out, 1, &comm), TF_ERR_INVALID_ARGUMENT,
@@ -287,7 +306,7 @@ static void test_bad_calls(tf_kernel mlp, tf_kernel gathered) {
 static void test_failing_all_reduce(tf_kernel mlp) {
   static int64_t w_shape[2] = {8, 8};
   float w1[64] = {0}, w2[64] = {0};
-  rank_ctx ctx = {NULL, 2, 1};
+  rank_ctx ctx = {NULL, 2, 1, 0};
   tf_communicator comm = communicator_of(&ctx);
   DLManagedTensor* out[1] = {NULL};
   DLTensor in[4];
@@ -314,7 +333,8 @@ int main(void) {
   CHECK_OK(tf_kernel_compile(m, "gathered", NULL, &gathered));
   if (mlp && plain && gathered) {
     test_introspection(mlp, plain);
-    test_two_ranks(mlp, plain);
+    test_two_ranks(mlp, plain, 0, 1);
+    test_two_ranks(mlp, plain, TF_COMM_TRUSTED_CALLS, 0);
     test_bad_calls(mlp, gathered);
     test_failing_all_reduce(mlp);
   }

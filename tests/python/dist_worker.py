@@ -179,6 +179,16 @@ def scenario_mlp(rank, world, result):
                             torch.randn(8 * world, 12, generator=g), torch.randn(12, generator=g))
     y2 = k(x2, w12.chunk(world, dim=1)[rank], w22.chunk(world, dim=0)[rank], gamma2, mesh=pg)
     result["maxdiff_other_size"] = (y2 - mlp_reference(x2, w12, w22, gamma2)).abs().max().item()
+    # Collectives per call: the agreement check's all-gather and the block's
+    # all-reduce; with check_calls=False the all-reduce alone.
+    counts = []
+    for check in (True, False):
+        before = tfd.stats()
+        y3 = k(x2, w12.chunk(world, dim=1)[rank], w22.chunk(world, dim=0)[rank], gamma2, mesh=pg, check_calls=check)
+        after = tfd.stats()
+        counts.append((after["collectives"] - before["collectives"], after["bytes"] - before["bytes"]))
+        result["maxdiff_other_size"] = max(result["maxdiff_other_size"], (y3 - y2).abs().max().item())
+    result["collectives_checked"], result["collectives_trusted"] = counts
     every = [torch.empty_like(y) for _ in range(world)]
     dist.all_gather(every, y)
     result["ranks_agree"] = all(torch.equal(e, every[0]) for e in every)

@@ -48,6 +48,9 @@ def test_tensor_parallel_mlp_on_two_ranks(tmp_path):
         # One kernel with DimVars B, D, F serves a second set of extents.
         assert res["maxdiff_other_size"] < 1e-4, res
         assert res["backend"] == "native", res
+        # [3, 12] f32 all-reduced: 144 bytes; the check adds an 8-byte all-gather.
+        assert res["collectives_checked"] == [2, 144 + 8], res
+        assert res["collectives_trusted"] == [1, 144], res
         assert res["groups_kept"] == 0, res
         # A Partial result is this rank's share; their sum is the product.
         assert res["partial_is_share"] and res["partial_diff"] < 1e-4, res
@@ -129,3 +132,4 @@ def test_the_bench_runs_the_tensor_parallel_block():
         # One all-reduce of [B, D], and the 8-byte fingerprint of the ranks' agreement check.
         assert row["tf_bytes"] == row["min_bytes"] + 8, row
         assert row["max_diff"] < 1e-4 and row["dtensor_collectives"] >= 1, row
+        assert row["tf_trusted_ms"] > 0, row

@@ -77,7 +77,11 @@ class Communicator(ctypes.Structure):
         ("all_gather", MOVE_FN),
         ("reduce_scatter", REDUCE_SCATTER_FN),
         ("all_to_all", MOVE_FN),
+        ("flags", ctypes.c_uint32),
     ]
+
+
+TF_COMM_TRUSTED_CALLS = 1
 
 
 def package_dir() -> Path:

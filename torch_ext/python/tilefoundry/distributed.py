@@ -16,6 +16,12 @@ Values cross ranks through a tf_communicator whose collectives are
 torch.distributed's, over each mesh axis's process group: Gloo for CPU
 tensors. The library (tf_kernel_call_rank) decides which collective each
 Reshard needs; this module only moves bytes.
+
+Before anything else the ranks check that they make the same call (one
+all-gather of 8 bytes per mesh axis), so that ranks running other kernels
+or shapes fail together instead of hanging. ``check_calls=False`` skips it
+for a program known to run in lockstep (as DTensor assumes): one collective
+round trip less per call.
 """
 import ctypes
 import math
@@ -117,7 +123,7 @@ class TorchCommunicator:
     lists the ranks of mesh axis m in coordinate order; `coords[m]` is this
     rank's coordinate on it."""
 
-    def __init__(self, groups, coords):
+    def __init__(self, groups, coords, trusted=False):
         import torch.distributed as dist
         self._dist = dist
         self.groups, self.coords = list(groups), list(coords)
@@ -135,6 +141,7 @@ class TorchCommunicator:
         c.axis_size = ctypes.cast(self._size_arr, ctypes.POINTER(ctypes.c_int64))
         c.axis_coord = ctypes.cast(self._coord_arr, ctypes.POINTER(ctypes.c_int64))
         c.all_reduce, c.all_gather, c.reduce_scatter, c.all_to_all = self._fns
+        c.flags = _lib.TF_COMM_TRUSTED_CALLS if trusted else 0
         self.struct = c
 
     def close(self):
@@ -272,7 +279,7 @@ def _placement_of(attr):
     return Replicate()
 
 
-def call(kernel, tensors, mesh=None):
+def call(kernel, tensors, mesh=None, check_calls=True):
     """Runs this rank of a sharded kernel (see the module docstring)."""
     sig = signature_of(kernel)
     dts = [i for i, t in enumerate(tensors) if _is_dtensor(t)]
@@ -318,7 +325,7 @@ def call(kernel, tensors, mesh=None):
     # torch operators do: ranks sharing a machine must not oversubscribe it.
     import torch
     _lib.check(_lib.lib().tf_set_num_threads(torch.get_num_threads()), "set_num_threads")
-    comm = TorchCommunicator(groups, coords)
+    comm = TorchCommunicator(groups, coords, trusted=not check_calls)
     try:
         status = _lib.lib().tf_kernel_call_rank(kernel._handle, arr, len(ins), outs, n, ctypes.byref(comm.struct))
     finally:

@@ -127,7 +127,7 @@ class Kernel:
             raise TypeError(f"{self.name} has {self.num_outputs} output(s), got {len(outputs)}")
         self._run(self.borrow_inputs(inputs), self._borrow_outputs(outputs))
 
-    def __call__(self, *tensors, mesh=None):
+    def __call__(self, *tensors, mesh=None, check_calls=True):
         """Calls the kernel; returns one result, or a tuple for several. The
         results are of the inputs' kind: torch tensors for torch inputs,
         numpy arrays for numpy inputs, else DLPack tensors (call_dlpack). An
@@ -137,12 +137,13 @@ class Kernel:
         A kernel sharded over a device mesh runs this rank of a
         torch.distributed job when called with DTensors, or with local
         shares and mesh= (a DeviceMesh or process groups): see
-        tilefoundry.distributed."""
+        tilefoundry.distributed (check_calls=False skips the ranks' check
+        that they make the same call)."""
         self._check_arity(tensors)
         torch = torch_if_imported()
         if mesh is not None or (torch is not None and any(_is_dtensor(t) for t in tensors)):
             from . import distributed
-            return distributed.call(self, tensors, mesh)
+            return distributed.call(self, tensors, mesh, check_calls)
         if torch is not None and any(isinstance(t, torch.Tensor) for t in tensors):
             outputs = self._call_into(tensors, lambda dt, shape: torch.empty(shape, dtype=torch_dtype_from_dl(dt)))
         elif any(type(t).__module__ == "numpy" for t in tensors):
