@@ -3,10 +3,10 @@
 // Between the points where values cross ranks, a rank computes on its own
 // shares alone: that code is an ordinary function over local types (each
 // tensor's shape its share's, no layout), which the native compiler builds
-// like any other. plan_segments cuts the top-level body of a function at
-// those points and compiles the pieces; the executor (executor.h) runs a
-// segment when one of its values is first needed, and the collectives,
-// loops and calls between segments itself.
+// like any other. plan_segments cuts a function's body (and each loop body
+// and called function in it) at those points and compiles the pieces; the
+// executor (executor.h) runs a segment when one of its values is first
+// needed, and the collectives, loops and calls between segments itself.
 //
 // Where values cross ranks (and so where a segment ends): Reshard, Local,
 // a Reduce or Gather over a split axis, an op whose replicated operand
