@@ -78,12 +78,15 @@ def rank_main(rank, rdv, quick):
         t_ours = median_ms(ours, runs)
         calls = runs + 1
         bytes_ours = (tfd.stats()["bytes"] - before) / calls
+        before = tfd.stats()["bytes"]
         t_trusted = median_ms(lambda: k(xd, w1d, w2d, gd, check_calls=False), runs)
+        bytes_trusted = (tfd.stats()["bytes"] - before) / calls
         t_dtensor = median_ms(dtensor_block, runs)
         with CommDebugMode() as cm:
             dtensor_block()
         rows[label] = {"tf_ms": t_ours, "tf_trusted_ms": t_trusted, "dtensor_ms": t_dtensor, "tf_bytes": bytes_ours,
-                       "min_bytes": b * d * 4, "dtensor_collectives": cm.get_total_counts(), "max_diff": err}
+                       "tf_trusted_bytes": bytes_trusted, "min_bytes": b * d * 4,
+                       "dtensor_collectives": cm.get_total_counts(), "max_diff": err}
     if rank == 0:
         print(json.dumps({"torch": torch.__version__, "rows": rows}))
     dist.barrier()

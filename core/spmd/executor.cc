@@ -595,33 +595,32 @@ std::vector<int64_t> split_parts(const ir::TensorType& t) {
 // split axis it is also the extent of.
 ir::DimBindings bind_shares(const ir::Function& fn, const std::vector<NDArray>& inputs) {
   std::vector<sema::ArgDesc> logical;
+  std::vector<std::vector<int64_t>> parts;
   ir::DimBindings whole;  // bound by unsplit axes
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::TensorType* t = ir::as_tensor(fn.params()[i]->type());
     if (!t) unsupported("a non-tensor parameter");
     if (inputs[i].dtype() != t->dtype() || inputs[i].ndim() != t->rank()) share_error(fn, i, inputs[i], {});
-    std::vector<int64_t> parts = split_parts(*t), shape = inputs[i].shape();
+    parts.push_back(split_parts(*t));
+    std::vector<int64_t> shape = inputs[i].shape();
     for (size_t k = 0; k < shape.size(); ++k) {
-      shape[k] *= parts[k];
+      shape[k] *= parts[i][k];
       if (t->shape()[k].is_static() && t->shape()[k].value() != shape[k]) share_error(fn, i, inputs[i], {});
-      if (parts[k] == 1 && t->shape()[k].kind() == ir::DimKind::kVar) whole.emplace(t->shape()[k].var_name(), shape[k]);
+      if (parts[i][k] == 1 && t->shape()[k].kind() == ir::DimKind::kVar) whole.emplace(t->shape()[k].var_name(), shape[k]);
     }
     logical.push_back({t->dtype(), std::move(shape)});
   }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::TensorType& t = *ir::as_tensor(fn.params()[i]->type());
-    std::vector<int64_t> parts = split_parts(t);
-    for (size_t k = 0; k < parts.size(); ++k) {
-      const ir::ShapeDim& d = t.shape()[k];
-      if (parts[k] == 1 || d.kind() != ir::DimKind::kVar || !whole.count(d.var_name())) continue;
-      int64_t e = whole.at(d.var_name());
-      if (e % parts[k] != 0)
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t k = 0; k < parts[i].size(); ++k) {
+      const ir::ShapeDim& d = ir::as_tensor(fn.params()[i]->type())->shape()[k];
+      if (parts[i][k] == 1 || d.kind() != ir::DimKind::kVar || !whole.count(d.var_name())) continue;
+      const int64_t e = whole.at(d.var_name());
+      if (e % parts[i][k] != 0)
         ir::fail(ErrorKind::kInvalidArgument,
                  "input #" + std::to_string(i) + " (" + fn.params()[i]->name() + "): axis " + std::to_string(k) +
                      " has logical extent " + d.var_name() + " = " + std::to_string(e) +
-                     ", which is not divisible by its " + std::to_string(parts[k]) + " shares");
+                     ", which is not divisible by its " + std::to_string(parts[i][k]) + " shares");
     }
-  }
   try {
     return sema::bind_arguments(fn, logical);
   } catch (const ir::Error& e) {

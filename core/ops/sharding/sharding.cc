@@ -23,6 +23,15 @@ bool split_axes_zero(const ir::ShardLayout& l) {
   return !split_positions(l).empty();
 }
 
+// The per-instance form over an instance's extents: C-order, with the
+// stride of every size-1 position 0.
+ir::Shape per_instance_c_order(const ir::Shape& ext) {
+  ir::Shape s = shard::c_order(ext);
+  for (size_t p = 0; p < s.size(); ++p)
+    if (ext[p] == ir::ShapeDim(1)) s[p] = ir::ShapeDim(0);
+  return s;
+}
+
 // The Reshard stride-resolution rule: dispatch on (layout, storage).
 ir::TypePtr infer_reshard(const ir::Op& op, TypeCtx& ctx) {
   const auto& r = static_cast<const Reshard&>(op);
@@ -88,11 +97,7 @@ ir::TypePtr infer_local(const ir::Op&, TypeCtx& ctx) {
     }
     shape.push_back(all_static ? ir::ShapeDim(n) : x.shape()[shape.size()]);  // symbolic sizes pass through
   }
-  // Per-instance form over the local positions: C-order, size-1 -> 0.
-  ir::Shape strides = shard::c_order(local_pos);
-  for (size_t p = 0; p < local_pos.size(); ++p)
-    if (local_pos[p] == ir::ShapeDim(1)) strides[p] = ir::ShapeDim(0);
-  auto layout = std::make_shared<const ir::Layout>(local_pos, strides);
+  auto layout = std::make_shared<const ir::Layout>(local_pos, per_instance_c_order(local_pos));
   return ir::TensorType::make(shape, x.dtype(), layout, x.storage());
 }
 
@@ -110,10 +115,7 @@ ir::Shape per_instance_strides(const ir::ShardLayout& l) {
   ir::Shape ext;
   for (size_t p = 0; p < l.shape().size(); ++p)
     ext.push_back(split.count(static_cast<int64_t>(p)) ? ir::ShapeDim(1) : l.shape()[p]);
-  ir::Shape s = shard::c_order(ext);
-  for (size_t p = 0; p < s.size(); ++p)
-    if (ext[p] == ir::ShapeDim(1)) s[p] = ir::ShapeDim(0);
-  return s;
+  return per_instance_c_order(ext);
 }
 
 bool reshard_needs_grid_barrier(const ir::TensorType& from, const ir::TensorType& to) {
