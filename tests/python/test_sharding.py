@@ -1,6 +1,8 @@
 """m.evaluate(name, *tensors, mesh="virtual") (docs/sharding.md): a sharded
 function run on the virtual mesh gives the same logical answer as torch's
 unsharded computation."""
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -70,24 +72,10 @@ def test_kernel_reports_the_virtual_mesh_backend(mod):
     assert k.backend == "virtual_mesh"
 
 
-SYMBOLIC = '''
-from tilefoundry.dsl import *
 
-TARGET = Target("cpu", topology=(("device", 2), ("cta", 1)))
-dev = Mesh(topology="device", shape=(2,), axes=("tp",))
-B = DimVar("B", 1, 65536)
-D = DimVar("D", 1, 65536)
-F = DimVar("F", 1, 65536)
-
-@func
-def mlp(x: Tensor[(B, D), f32, ShardLayout(dev, (Broadcast(),))],
-        w1: Tensor[(D, F), f32, ShardLayout(dev, (Split(axis=1),))],
-        w2: Tensor[(F, D), f32, ShardLayout(dev, (Split(axis=0),))],
-        g: Tensor[(D,), f32, ShardLayout(dev, (Broadcast(),))]) -> Tensor[(B, D), f32, ShardLayout(dev, (Broadcast(),))]:
-    y = silu(x @ w1) @ w2
-    y = reshard(y, layout=ShardLayout(dev, (Broadcast(),)))
-    return rms_norm(y + x, g, eps=1e-6)
-'''
+# The tensor-parallel block over DimVars B, D, F on a 2-rank device mesh:
+# the MPI example's module (which mpirun runs across processes).
+SYMBOLIC = (Path(__file__).resolve().parents[2] / "examples" / "mpi" / "mlp.tf").read_text()
 
 
 @pytest.mark.parametrize("b,d,f", [(4, 8, 16), (3, 12, 10)])
