@@ -296,7 +296,7 @@ def child(args):
         # torch's own add called the way every custom op is: through
         # torch.ops (Python overload resolution, a boxed IValue stack).
         res["overhead_ops_add_us"] = median_s(lambda: torch.ops.aten.add(one, one), calls) * 1e6
-    for op, fn in eager_ops(torch).items():
+    for op, fn in selected(eager_ops(torch), args.only).items():
         for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
             runs = 3 if args.quick else 10 if label != "small" else 100
@@ -320,7 +320,7 @@ def child(args):
                 kw = {"out": pre[0]} if len(pre) == 1 else {f"out{i}": o for i, o in enumerate(pre)}
                 r["tf_out"] = median_s(lambda: top.out(*inputs, **kw), runs)
             res["ops"][f"{op}|{label}|{shape}"] = r
-    if args.role == "tf":
+    if args.role == "tf" and not args.only:
         res["compositions"] = compositions(torch, m, args.quick)
         res["kv_cache"] = kv_cache(torch, m, args.quick)
     print(json.dumps(res))
@@ -393,7 +393,7 @@ def inductor_child(args):
     if args.quick:
         MIN_TIME = 0.0
     res = {"threads": args.threads, "torch": torch.__version__, "ops": {}}
-    for op, fn in eager_ops(torch).items():
+    for op, fn in selected(eager_ops(torch), args.only).items():
         for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
             runs = 3 if args.quick else 10 if label != "small" else 100
@@ -407,6 +407,17 @@ def inductor_child(args):
                 r["onednn"] = median_s(lambda: torch._C._nn.mkldnn_linear(a, bt, None), runs)
             res["ops"][f"{op}|{label}|{shape}"] = r
     print(json.dumps(res))
+
+
+def selected(ops, only):
+    """The ops named by --only (all when it is empty)."""
+    if not only:
+        return ops
+    names = only.split(",")
+    unknown = [n for n in names if n not in ops]
+    if unknown:
+        sys.exit(f"bench: --only names unknown op(s) {unknown}; the ops are {list(ops)}")
+    return {op: fn for op, fn in ops.items() if op in names}
 
 
 def shapes_of(op, quick):
@@ -427,8 +438,8 @@ def child_env(threads, warm_allocator):
     return env
 
 
-def run_inductor_child(python, threads, quick):
-    cmd = [python, __file__, "--inductor-child", "--threads", str(threads)] + (["--quick"] if quick else [])
+def run_inductor_child(python, threads, quick, only):
+    cmd = [python, __file__, "--inductor-child", "--threads", str(threads), "--only", only] + (["--quick"] if quick else [])
     out = subprocess.run(cmd, env=child_env(threads, True), capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench torch.compile child ({python}, {threads} thread(s)) failed:\n{out.stderr}")
@@ -449,13 +460,13 @@ CHILDREN = {"tf": ("tf", True, "default"), "avx512": ("eager", True, "avx512"),
             "fresh": ("eager", False, "default")}
 
 
-def run_child(threads, kind, cache_dir, quick):
+def run_child(threads, kind, cache_dir, quick, only):
     role, warm, capability = CHILDREN[kind]
     env = child_env(threads, warm)
     env["TF_CACHE_DIR"] = cache_dir
     if capability == "avx512":
         env["ATEN_CPU_CAPABILITY"] = "avx512"
-    cmd = [sys.executable, __file__, "--child", "--threads", str(threads), "--role", role]
+    cmd = [sys.executable, __file__, "--child", "--threads", str(threads), "--role", role, "--only", only]
     out = subprocess.run(cmd + (["--quick"] if quick else []), env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench child {threads} thread(s) / {kind} failed:\n{out.stderr}")
@@ -492,7 +503,7 @@ def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "n/a"
 
 
-def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), tp=None):
+def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), tp=None, only=""):
     """results: {(threads, kind): child result}; inductor: {threads:
     inductor_child result} (empty without a torch 2.x); tp: bench/tp_mlp.py's
     result (None without a torch 2.x)."""
@@ -568,7 +579,8 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), t
           f"({d['overhead_tf_us'] / d['overhead_ops_add_us']:.2f}x).")
     w("\n## Tensor-parallel MLP on 2 ranks\n")
     if tp is None:
-        w("Not measured: DTensor needs a torch 2.x (make test-torch2 builds its venv).")
+        w("Not measured: " + ("--only runs the named ops alone." if only else
+                              "DTensor needs a torch 2.x (make test-torch2 builds its venv)."))
     else:
         w(f"silu(x @ w1) @ w2, all-reduce, rms_norm(y + x) with w1 split by columns and w2 by rows over a "
           f"2-rank mesh: torch {tp['torch']}, Gloo over loopback, one process and one thread per rank; "
@@ -611,6 +623,9 @@ def main():
     p.add_argument("--write", default=None, help="also write the report to this file")
     p.add_argument("--quick", action="store_true",
                    help="smoke run (seconds): one tiny shape per kernel, 1 thread, no compile timing")
+    p.add_argument("--only", default="",
+                   help="comma-separated ops (e.g. matmul,softmax): only their rows, without compositions, "
+                        "the KV-cache rows, compile timing and the tensor-parallel block")
     args = p.parse_args()
     if args.child:
         return child(args)
@@ -618,19 +633,19 @@ def main():
         return inductor_child(args)
     import torch
     cold = warm = None
-    if not args.quick:
+    if not args.quick and not args.only:
         with tempfile.TemporaryDirectory() as cold_dir:
             cold, warm = cold_warm_compile(cold_dir)
     cache = os.environ.get("TF_CACHE_DIR", os.path.expanduser("~/.cache/tilefoundry"))
     thread_counts = (1,) if args.quick else (1, 2)
     kinds = ("tf", "fresh") if args.quick else tuple(CHILDREN)
-    results = {(t, k): run_child(t, k, cache, args.quick) for t in thread_counts for k in kinds}
+    results = {(t, k): run_child(t, k, cache, args.quick, args.only) for t in thread_counts for k in kinds}
     inductor = {}
     tp = None
     if args.torch2_python:
-        inductor = {t: run_inductor_child(args.torch2_python, t, args.quick) for t in thread_counts}
-        tp = run_tp_mlp(args.torch2_python, args.quick)
-    text = report(results, inductor, cold, warm, torch.__version__, thread_counts, tp)
+        inductor = {t: run_inductor_child(args.torch2_python, t, args.quick, args.only) for t in thread_counts}
+        tp = None if args.only else run_tp_mlp(args.torch2_python, args.quick)
+    text = report(results, inductor, cold, warm, torch.__version__, thread_counts, tp, args.only)
     print(text)
     if args.write:
         with open(args.write, "w") as f:

@@ -60,3 +60,15 @@ def test_bench_prints_a_markdown_table():
     assert "Per-call overhead" in proc.stdout
     # the native backend was measured, not the evaluator
     assert "'softmax': 'native'" in proc.stdout and "'layer_norm': 'native'" in proc.stdout
+
+
+def test_bench_only_runs_the_named_ops():
+    require_native_compiler()
+    proc = _run("bench/bench.py", "--quick", "--torch2-python=", "--only", "softmax")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [[c.strip() for c in line.split("|")[1:3]] for line in proc.stdout.splitlines()
+            if line.startswith("| ") and "|---" not in line]
+    ops = {op for op, second in rows if second != "shape"}  # data rows, not the tables' headers
+    assert "softmax" in ops and not ops & {"rmsnorm", "matmul", "kv append", "rmsnorm f32"}, ops
+    bad = _run("bench/bench.py", "--quick", "--torch2-python=", "--only", "sofmax")
+    assert bad.returncode != 0 and "unknown op(s) ['sofmax']" in bad.stderr, bad.stderr
