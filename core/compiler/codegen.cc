@@ -14,16 +14,22 @@ namespace tf::compiler {
 using ir::Expr;
 using ir::ExprPtr;
 
-Program generate(const ir::Function& fn) {
+FunctionSegment function_segment(const ir::Function& fn) {
   if (!fn.body() || fn.is_prototype()) unsupported("a dispatch prototype");
-  const std::vector<ExprPtr> inputs(fn.params().begin(), fn.params().end());
-  std::vector<bool> aliased;
-  for (int64_t p : fn.inplace()) aliased.push_back(p >= 0);
-  return generate_segment(inputs, {split_tuple_calls(inline_calls(fn.body()))}, aliased);
+  FunctionSegment s;
+  s.inputs.assign(fn.params().begin(), fn.params().end());
+  s.outputs = {split_tuple_calls(inline_calls(fn.body()))};
+  for (int64_t p : fn.inplace()) s.aliased.push_back(p >= 0);
+  return s;
 }
 
-Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given,
-                         const std::vector<bool>& aliased) {
+Program generate(const ir::Function& fn) {
+  const FunctionSegment s = function_segment(fn);
+  return generate_segment(s.inputs, s.outputs, s.aliased);
+}
+
+LoweredEntry lower_entry(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given,
+                         const std::vector<bool>& aliased, Target target) {
   // Built-in ops with a decomposition become their composition (decompose.h).
   DecompositionNotes notes;
   std::unordered_set<const Expr*> stop;
@@ -35,19 +41,24 @@ Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<E
   std::unordered_set<const Expr*> copied;
   for (;;) {
     try {
-      LoweredEntry entry = lower_segment(inputs, outputs, copied, notes, aliased);
-      Program p;
-      p.slots = entry.slots;
-      p.body = cpu::print_entry(entry);
-      p.may_fail = entry.may_fail;
-      p.prechecks = !entry.prechecks.empty();
-      p.scalars = entry.run_time_scalars;
-      p.tir = to_string(entry);
-      return p;
+      return lower_segment(inputs, outputs, copied, notes, aliased, target);
     } catch (const ViewRefused& r) {
       TF_CHECK(copied.insert(r.node).second, "codegen: a view refused after it was copied");
     }
   }
+}
+
+Program generate_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& given,
+                         const std::vector<bool>& aliased) {
+  const LoweredEntry entry = lower_entry(inputs, given, aliased, Target::kCpu);
+  Program p;
+  p.slots = entry.slots;
+  p.body = cpu::print_entry(entry);
+  p.may_fail = entry.may_fail;
+  p.prechecks = !entry.prechecks.empty();
+  p.scalars = entry.run_time_scalars;
+  p.tir = to_string(entry);
+  return p;
 }
 
 }  // namespace tf::compiler

@@ -83,4 +83,19 @@ Program generate(const ir::Function& fn);
 Program generate_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
                          const std::vector<bool>& aliased = {});
 
+// What both targets print from: a segment decomposed (decompose.h) and
+// lowered to TIR for `target`, each view a stage refuses copied instead
+// (lowering is retried, once per such view).
+LoweredEntry lower_entry(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
+                         const std::vector<bool>& aliased, Target target);
+
+// The segment of a whole function: its parameters in, its body inlined
+// (calls) and split (tuple calls); `aliased` from its in-place results.
+// Throws Error(kUnsupported) for a dispatch prototype.
+struct FunctionSegment {
+  std::vector<ir::ExprPtr> inputs, outputs;
+  std::vector<bool> aliased;
+};
+FunctionSegment function_segment(const ir::Function& fn);
+
 }  // namespace tf::compiler

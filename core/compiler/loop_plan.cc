@@ -73,7 +73,8 @@ void flatten_root(const ExprPtr& e, std::vector<ExprPtr>* out) {
 
 class Builder {
  public:
-  explicit Builder(const SegmentCompiler& c, std::string name) : compile_(c), name_(std::move(name)) {}
+  Builder(const SegmentCompiler& c, const SegmentObserver& observe, std::string name)
+      : compile_(c), observe_(observe), name_(std::move(name)) {}
 
   // `force`: always end in a segment (the function's outputs are the caller's buffers).
   std::shared_ptr<Scope> scope(const std::vector<ExprPtr>& roots, std::set<const Expr*> avail, bool force = false) {
@@ -216,6 +217,7 @@ class Builder {
       walk(r);
       s.types.push_back(tensor_of(r->type()));
     }
+    if (observe_) observe_(inputs, roots);
     Program p = generate_segment(inputs, roots);
     // A segment runs after others (an earlier iteration, the loop before
     // it) wrote the outputs: a precheck of its own fails after writing.
@@ -225,6 +227,7 @@ class Builder {
   }
 
   const SegmentCompiler& compile_;
+  const SegmentObserver& observe_;
   std::string name_;
   int count_ = 0;
 };
@@ -337,7 +340,8 @@ bool contains_loop(const ExprPtr& e) {
   return walk(e);
 }
 
-std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const SegmentCompiler& compile_segment) {
+std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const SegmentCompiler& compile_segment,
+                                                const SegmentObserver& observe) {
   if (!fn.body() || fn.is_prototype()) unsupported("a dispatch prototype");
   ExprPtr body = split_tuple_calls(inline_calls(fn.body()));
   std::vector<ExprPtr> roots;
@@ -348,7 +352,7 @@ std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const Se
     avail.insert(p.get());
     plan->params.push_back(p.get());
   }
-  plan->top = Builder(compile_segment, fn.name()).scope(roots, avail, /*force=*/true);
+  plan->top = Builder(compile_segment, observe, fn.name()).scope(roots, avail, /*force=*/true);
   return plan;
 }
 

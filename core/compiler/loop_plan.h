@@ -35,8 +35,14 @@ using SegmentCompiler = std::function<std::shared_ptr<const CompiledFunction>(co
 // Whether e reaches a GridRegionExpr.
 bool contains_loop(const ir::ExprPtr& e);
 
+// Sees each segment's given nodes and roots before it is generated: another
+// target's code generator (the CUDA compile check) lowers the same pieces.
+using SegmentObserver =
+    std::function<void(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& roots)>;
+
 // Throws Error(kUnsupported) when a segment is not compiled.
-std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const SegmentCompiler& compile_segment);
+std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const SegmentCompiler& compile_segment,
+                                                const SegmentObserver& observe = nullptr);
 
 // CompiledFunction::run's contract.
 void run_loop_plan(const LoopPlan& plan, const std::vector<runtime::NDArray>& inputs,

@@ -493,6 +493,7 @@ class Stage {
   bool choose_cached(const ir::ExprPtr& e, bool root_inline) {
     const DType out = iter_.dtype(), dt = compute_dtype(out);
     if (reduces_.empty() || !(dt == DType::kF32 || dt == DType::kF64)) return false;
+    if (is_half(out) && env_.target != Target::kCpu) return false;  // no scratch row: recomputed
 
     int last = 0;
     for (const RowReduce& r : reduces_) last = std::max(last, r.depth);
@@ -614,6 +615,7 @@ class Stage {
   // exp-like call's loop through L1 costs a compute-bound loop more than the
   // saved line reads; calls computed a chunk at a time are in L1 already.
   bool can_stream() const {
+    if (env_.target != Target::kCpu) return false;
     const DType d = iter_.dtype();
     const int tensors = static_cast<int>(leaves_.size()) + 1;
     const int inline_calls = store_transcendentals_ + reduce_transcendentals_ - static_cast<int>(staged_.size());
@@ -1163,6 +1165,7 @@ class Stage {
   // and written twice (0.17 ms of 1.0 per 8 MiB softmax at 32 MiB and
   // more, one thread). Only when the store itself calls nothing costly.
   bool streams_cached_row() const {
+    if (env_.target != Target::kCpu) return false;
     const DType d = iter_.dtype();
     return !cached_.empty() && !scratch_ && (d == DType::kF32 || d == DType::kF64) && store_transcendentals_ == 0;
   }

@@ -47,6 +47,7 @@
 #include <string>
 
 #include "core/ir/expr.h"
+#include "core/compiler/target.h"
 #include "core/tir/stmt.h"
 
 namespace tf::compiler {
@@ -85,6 +86,11 @@ struct StageEnv {
   // The stage's output may be an input's buffer (an in-place result read at
   // the same index: compiler/in_place.h): its pointer is not __restrict.
   bool out_may_alias = false;
+  // The CPU schedule streams large outputs past the cache and keeps a half
+  // row's float values in a scratch row; a CUDA block does neither (its
+  // stores bypass no cache, and a block's shared memory is too small for
+  // every branch's row).
+  Target target = Target::kCpu;
 };
 
 // Slice, Transpose, Reshape and Concat: read in place by fused stages.

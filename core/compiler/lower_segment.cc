@@ -31,8 +31,8 @@ class SegmentLowering {
  public:
   SegmentLowering(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
                   const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes,
-                  const std::vector<bool>& aliased)
-      : plan_(inputs, outputs, copied), notes_(notes), aliased_(aliased) {
+                  const std::vector<bool>& aliased, Target target)
+      : plan_(inputs, outputs, copied), notes_(notes), aliased_(aliased), target_(target) {
     out_.err = tir::Var::make("err", tir::Type::pointer(DType::kI32));
     out_.rt = tir::Var::make("rt", tir::Type::opaque_handle());
     out_.info = tir::Var::make("info", tir::Type::pointer(DType::kI64));
@@ -182,7 +182,7 @@ class SegmentLowering {
                  [this](const ir::Call& c, size_t axis) { return slice_begin(c, axis); },
                  [this](const ir::Call& c) { return !notes_.unchecked.count(&c); },
                  [this](const ir::Call& c) { return notes_.compute_type_sums.count(&c) > 0; },
-                 std::move(produced), may_alias(s)};
+                 std::move(produced), may_alias(s), target_};
     LoweredStage l;
     l.stage = tir::bind_common_calls(
         tir::hoist_loop_invariants(lower_stage(env, s, e, what, root_inline, &l.may_fail, &l.precheck)));
@@ -236,9 +236,11 @@ class SegmentLowering {
 
   // Verifies a lowered stage and records it: its precheck among the
   // entry's checks that run before any stage, the stage itself in order.
-  // Parallel loops get their serial twin below the threshold here.
+  // Parallel loops get their serial twin below the threshold here (on the
+  // CPU: a CUDA grid has no fork to save).
   void add_stage(const LoweredStage& l) {
-    const tir::StmtPtr stage = tir::remove_unused_lets(tir::split_parallel_threshold(l.stage));
+    const tir::StmtPtr stage =
+        tir::remove_unused_lets(target_ == Target::kCpu ? tir::split_parallel_threshold(l.stage) : l.stage);
     out_.may_fail = out_.may_fail || l.may_fail;
     out_.slot_vars.assign(slot_vars_.begin(), slot_vars_.end());
     const std::vector<tir::VarPtr> params = out_.params();
@@ -253,6 +255,7 @@ class SegmentLowering {
   FusionPlan plan_;
   const DecompositionNotes& notes_;  // what the decompositions said of the nodes they built
   std::vector<bool> aliased_;        // per output: may be given an input's buffer
+  Target target_;
   LoweredEntry out_;
   std::deque<SlotVars> slot_vars_;  // stable references for the stage lowerings
   size_t num_temps_ = 0;
@@ -271,8 +274,8 @@ std::vector<tir::VarPtr> LoweredEntry::params() const {
 
 LoweredEntry lower_segment(const std::vector<ExprPtr>& inputs, const std::vector<ExprPtr>& outputs,
                            const std::unordered_set<const Expr*>& copied, const DecompositionNotes& notes,
-                           const std::vector<bool>& aliased) {
-  return SegmentLowering(inputs, outputs, copied, notes, aliased).run();
+                           const std::vector<bool>& aliased, Target target) {
+  return SegmentLowering(inputs, outputs, copied, notes, aliased, target).run();
 }
 
 std::string to_string(const LoweredEntry& e) {

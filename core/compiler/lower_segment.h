@@ -15,6 +15,7 @@
 #include "core/compiler/decompose.h"
 #include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/scalars.h"
+#include "core/compiler/target.h"
 #include "core/ir/expr.h"
 #include "core/tir/stmt.h"
 
@@ -53,10 +54,11 @@ struct LoweredEntry {
 // Throws ViewRefused for a view a stage cannot read in place, Error
 // (kUnsupported) for what is not compiled. `aliased[i]`: output i may be
 // given an input's buffer (an in-place result, in_place.h), so the stage
-// writing it does not declare its pointer __restrict.
+// writing it does not declare its pointer __restrict. `target` (target.h)
+// decides what differs by target.
 LoweredEntry lower_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
                            const std::unordered_set<const ir::Expr*>& copied, const DecompositionNotes& notes,
-                           const std::vector<bool>& aliased = {});
+                           const std::vector<bool>& aliased = {}, Target target = Target::kCpu);
 
 // The TIR text of the entry's prechecks and stages (TF_DUMP_DIR's .tir).
 std::string to_string(const LoweredEntry& e);

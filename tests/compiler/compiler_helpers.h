@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/compiler/compiler.h"
+#include "cuda_check.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/module.h"
 #include "core/runtime/float8.h"
@@ -121,6 +122,7 @@ inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& 
     std::string diff = compare(got[i], want[i], tolerance(want[i].dtype()));
     EXPECT_EQ(diff, "") << what << ", output #" << i;
   }
+  check_cuda_program(fn, what);  // the same function compiles for CUDA too
 }
 
 }  // namespace tf::comptest

@@ -60,16 +60,26 @@ std::string CppPrinter::cast(const Cast& c) {
   return "((" + ctype(to) + ")(" + v + "))";
 }
 
-std::string CppPrinter::call(const Call& c) {
-  std::string s = c.name();
+std::string CppPrinter::call_spelling(const std::string& fn, const Call& c, const std::string& leading) {
+  std::string s = fn;
   if (!c.type_args().empty()) {
     s += "<";
     for (size_t i = 0; i < c.type_args().size(); ++i) s += (i ? ", " : "") + cpp_type(c.type_args()[i]);
     s += ">";
   }
-  s += "(";
-  for (size_t i = 0; i < c.args().size(); ++i) s += (i ? ", " : "") + expr(c.args()[i]);
+  s += "(" + leading;
+  for (size_t i = 0; i < c.args().size(); ++i) s += (i || !leading.empty() ? ", " : "") + expr(c.args()[i]);
   return s + ")";
+}
+
+std::string CppPrinter::call(const Call& c) { return call_spelling(c.name(), c); }
+
+std::string CppPrinter::let_line(const LetStmt& l) {
+  const Type& t = l.var()->type();
+  const std::string decl = t.handle ? cpp_type(t) + (l.no_alias() ? " __restrict " : " ")
+                                    : (l.var()->is_mutable() ? "" : "const ") + cpp_type(t) + " ";
+  const std::string value = expr(l.value());
+  return decl + name(l.var().get()) + " = " + value + ";";
 }
 
 std::string CppPrinter::expr(const ExprPtr& e) {
@@ -153,11 +163,7 @@ void CppPrinter::print(const StmtPtr& s, int depth) {
     case StmtKind::kFor: return print_for(static_cast<const For&>(*s), depth);
     case StmtKind::kLetStmt: {
       auto& l = static_cast<const LetStmt&>(*s);
-      const Type& t = l.var()->type();
-      const std::string decl = t.handle ? cpp_type(t) + (l.no_alias() ? " __restrict " : " ")
-                                        : (l.var()->is_mutable() ? "" : "const ") + cpp_type(t) + " ";
-      const std::string value = expr(l.value());
-      out_ += pad + decl + name(l.var().get()) + " = " + value + ";\n";
+      out_ += pad + let_line(l) + "\n";
       return print(l.body(), depth);
     }
     case StmtKind::kStore: {

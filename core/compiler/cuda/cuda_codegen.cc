@@ -1,0 +1,102 @@
+#include "core/compiler/cuda/cuda_codegen.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "core/compiler/codegen.h"
+#include "core/compiler/cuda/kernel_split.h"
+#include "core/compiler/cuda/prelude.h"
+#include "core/compiler/emit_util.h"
+
+namespace tf::compiler::cuda {
+namespace {
+
+// The entry's variables as every kernel spells them, and the kernels' own
+// locals, which no stage variable may be named as.
+std::vector<std::pair<tir::VarPtr, std::string>> kernel_spellings(const LoweredEntry& e) {
+  std::vector<std::pair<tir::VarPtr, std::string>> out{
+      {e.err, "err"}, {e.rt, "tf_no_runtime_table"}, {e.info, "A.info"}, {e.scalars, "RS"}};
+  for (size_t k = 0; k < e.slot_vars.size(); ++k) {
+    const SlotVars& v = e.slot_vars[k];
+    out.emplace_back(v.data, "static_cast<" + ctype(e.slots[k].type->dtype()) + "*>(A.B[" + S(k) + "])");
+    out.emplace_back(v.shape, "sh" + S(k));
+    out.emplace_back(v.strides, "st" + S(k));
+  }
+  for (const char* n : {"A", "pre", "tf_args"})
+    out.emplace_back(tir::Var::make(n, tir::Type::scalar(ir::DType::kI64)), n);
+  return out;
+}
+
+std::string args_struct(const LoweredEntry& e) {
+  size_t dims = 0;
+  for (const Slot& s : e.slots) dims += s.type->rank();
+  const auto at_least_one = [](size_t n) { return S(std::max<size_t>(n, 1)); };
+  std::ostringstream o;
+  o << "struct tf_args {\n"
+    << "  void* B[" << at_least_one(e.slots.size()) << "];\n"
+    << "  int64_t SH[" << at_least_one(dims) << "];\n"
+    << "  int64_t ST[" << at_least_one(dims) << "];\n"
+    << "  int64_t RS[" << at_least_one(e.run_time_scalars.size()) << "];\n"
+    << "  int* err;\n  int* pre;\n  int64_t* info;\n};\n";
+  return o.str();
+}
+
+// The lines every kernel starts with: the early return after a failed
+// check, and the names the printed body uses.
+std::string kernel_preamble(const LoweredEntry& e) {
+  std::ostringstream o;
+  o << "  int* const pre = A.pre;\n  if (*pre != 0) return;\n";
+  o << "  int* const err = A.err; (void)err;\n";
+  size_t off = 0;
+  for (size_t k = 0; k < e.slots.size(); ++k) {
+    o << "  const int64_t* sh" << k << " = A.SH + " << off << "; const int64_t* st" << k << " = A.ST + " << off
+      << "; (void)sh" << k << "; (void)st" << k << ";\n";
+    off += e.slots[k].type->rank();
+  }
+  o << "  const int64_t* RS = A.RS; (void)RS;\n";
+  return o.str();
+}
+
+CudaProgram print_program(const LoweredEntry& e) {
+  CudaProgram p;
+  p.slots = e.slots;
+  p.scalars = e.run_time_scalars;
+  p.may_fail = e.may_fail;
+  p.tir = to_string(e);
+  const auto spellings = kernel_spellings(e);
+  const std::string preamble = kernel_preamble(e);
+  std::ostringstream o;
+  o << cuda_prelude_source() << "\n" << args_struct(e);
+  auto add = [&](const tir::StmtPtr& stage, bool precheck) {
+    for (const tir::StmtPtr& k : split_kernels(stage)) {
+      CudaPrinter printer;  // a printer per kernel: it names the kernel's variables
+      for (const auto& [v, name] : spellings) printer.predeclare(v, name);
+      const std::string body = printer.kernel(k, 1);
+      const CudaKernel kernel{"tf_k" + S(p.kernels.size()), printer.launch(), precheck};
+      o << "\n// " << (precheck ? "check" : "stage") << ", launched as " << launch_name(kernel.launch) << "\n"
+        << "extern \"C\" __global__ void __launch_bounds__(" << kBlockThreads << ") " << kernel.name
+        << "(const __grid_constant__ tf_args A) {\n"
+        << preamble << body << "}\n";
+      p.kernels.push_back(kernel);
+    }
+  };
+  for (const tir::StmtPtr& s : e.prechecks) add(s, true);
+  for (const tir::StmtPtr& s : e.stages) add(s, false);
+  p.source = o.str();
+  return p;
+}
+
+}  // namespace
+
+CudaProgram generate_cuda_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
+                                  const std::vector<bool>& aliased) {
+  return print_program(lower_entry(inputs, outputs, aliased, Target::kCuda));
+}
+
+CudaProgram generate_cuda(const ir::Function& fn) {
+  const FunctionSegment s = function_segment(fn);
+  return generate_cuda_segment(s.inputs, s.outputs, s.aliased);
+}
+
+}  // namespace tf::compiler::cuda

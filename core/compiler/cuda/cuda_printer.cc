@@ -1,0 +1,237 @@
+#include "core/compiler/cuda/cuda_printer.h"
+
+#include <set>
+
+#include "core/compiler/emit_util.h"
+#include "core/ir/error.h"
+#include "core/tir/functor.h"
+#include "core/tir/op.h"
+
+namespace tf::compiler::cuda {
+
+using namespace tir;
+
+const char* launch_name(Launch l) {
+  switch (l) {
+    case Launch::kBlocks: return "blocks";
+    case Launch::kThreads: return "threads";
+    case Launch::kOneBlock: return "one block";
+  }
+  return "?";
+}
+
+namespace {
+
+[[noreturn]] void not_yet(const std::string& what) {
+  ir::fail(ir::ErrorKind::kUnsupported, "CUDA backend: " + what + " is not compiled for CUDA yet");
+}
+
+// The prelude's helpers over many elements (prelude.cc): a tf_team first.
+const std::set<std::string>& team_helpers() {
+  static const std::set<std::string> s{"tf_stream",  "tf_exp_n",    "tf_exp_sum_n", "tf_div_n",   "tf_gelu_tanh_n",
+                                       "tf_rf16_n",  "tf_widen_n",  "tf_narrow_n",  "tf_copy_nd", "tf_arange"};
+  return s;
+}
+// Those a whole grid may call as a kernel's only work: no result, no
+// reduction, every element independent.
+bool grid_helper(const std::string& name) { return name == "tf_copy_nd" || name == "tf_arange"; }
+
+const Call* helper_call(const StmtPtr& s) {
+  const Evaluate* e = as<Evaluate>(s);
+  const Call* c = e ? as<Call>(e->value()) : nullptr;
+  return c && team_helpers().count(c->name()) ? c : nullptr;
+}
+
+// Whether a block's threads share the work of s: it holds a vectorized or
+// parallel loop or a helper call (which a lone thread would run alone).
+class Cooperative : public Visitor {
+ public:
+  bool found = false;
+
+ protected:
+  void visit_For(const For& f) override {
+    if (f.for_kind() == ForKind::kVectorized || f.for_kind() == ForKind::kParallel) found = true;
+    Visitor::visit_For(f);
+  }
+  void visit_Call(const Call& c) override {
+    if (team_helpers().count(c.name())) found = true;
+    Visitor::visit_Call(c);
+  }
+};
+
+bool cooperative(const StmtPtr& s) {
+  Cooperative v;
+  v.visit(s);
+  return v.found;
+}
+
+std::string identity(BinaryOp op, const std::string& t) {
+  return op == BinaryOp::kAdd ? t + "(0)" : "tf_max_identity<" + t + ">()";
+}
+
+}  // namespace
+
+std::string CudaPrinter::kernel(const StmtPtr& k, int depth) {
+  out_.clear();
+  level_ = Level::kGrid;
+  launch_ = Launch::kOneBlock;
+  print(k, depth);
+  return out_;
+}
+
+void CudaPrinter::print_at(Level level, const StmtPtr& s, int depth) {
+  const Level saved = level_;
+  level_ = level;
+  print(s, depth);
+  level_ = saved;
+}
+
+void CudaPrinter::print(const StmtPtr& s, int depth) {
+  switch (level_) {
+    case Level::kGrid: {
+      const LetStmt* l = as<LetStmt>(s);
+      const bool context = (l && !l->var()->is_mutable()) || as<IfThenElse>(s) || as<Seq>(s) || as<Comment>(s);
+      if (context) return CppPrinter::print(s, depth);
+      return print_leaf(s, depth);
+    }
+    case Level::kBlock: return print_block(s, depth);
+    case Level::kThread: return print_thread(s, depth);
+  }
+}
+
+void CudaPrinter::print_leaf(const StmtPtr& s, int depth) {
+  const std::string pad(2 * static_cast<size_t>(depth), ' ');
+  if (const For* f = as<For>(s); f && f->for_kind() == ForKind::kParallel) {
+    const std::string v = name(f->var().get()), lo = expr(f->min());
+    const std::string hi = "(" + lo + " + " + expr(f->extent()) + ")";
+    if (cooperative(f->body())) {
+      launch_ = Launch::kBlocks;
+      out_ += pad + "for (int64_t " + v + " = " + lo + " + blockIdx.x; " + v + " < " + hi + "; " + v +
+              " += gridDim.x) {\n";
+      print_at(Level::kBlock, f->body(), depth + 1);
+    } else {
+      launch_ = Launch::kThreads;
+      out_ += pad + "for (int64_t " + v + " = " + lo + " + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; " + v +
+              " < " + hi + "; " + v + " += int64_t(gridDim.x) * blockDim.x) {\n";
+      print_at(Level::kThread, f->body(), depth + 1);
+    }
+    out_ += pad + "}\n";
+    return;
+  }
+  if (const Call* c = helper_call(s); c && grid_helper(c->name())) {
+    launch_ = Launch::kThreads;
+    grid_call_ = true;
+    out_ += pad + expr(as<Evaluate>(s)->value()) + ";\n";
+    grid_call_ = false;
+    return;
+  }
+  launch_ = Launch::kOneBlock;
+  out_ += pad + "if (blockIdx.x == 0) {\n";
+  print_at(Level::kBlock, s, depth + 1);
+  out_ += pad + "}\n";
+}
+
+void CudaPrinter::print_block(const StmtPtr& s, int depth) {
+  const std::string pad(2 * static_cast<size_t>(depth), ' ');
+  switch (s->kind()) {
+    case StmtKind::kStore: {
+      // One value: one thread writes it, and every thread may then read it.
+      out_ += pad + "if (threadIdx.x == 0) {\n";
+      print_at(Level::kThread, s, depth + 1);
+      out_ += pad + "}\n" + pad + "__syncthreads();\n";
+      return;
+    }
+    case StmtKind::kAllocate: {
+      auto& a = static_cast<const Allocate&>(*s);
+      if (a.scope() != MemoryScope::kLocal) not_yet("memory allocated inside a kernel (TopK's order, a conv's columns)");
+      out_ += pad + "__shared__ " + ctype(a.var()->dtype()) + " " + name(a.var().get()) + "[" + expr(a.extent()) +
+              "];\n";
+      return print(a.body(), depth);
+    }
+    case StmtKind::kBarrier: out_ += pad + "__syncthreads();\n"; return;
+    case StmtKind::kReturn:
+      out_ += pad + "if (threadIdx.x == 0) atomicCAS(pre, 0, " + expr(static_cast<const Return&>(*s).code()) +
+              ");\n" + pad + "return;\n";
+      return;
+    default: return CppPrinter::print(s, depth);  // lets, ifs, sequences, calls: every thread alike
+  }
+}
+
+void CudaPrinter::print_thread(const StmtPtr& s, int depth) {
+  const std::string pad(2 * static_cast<size_t>(depth), ' ');
+  switch (s->kind()) {
+    case StmtKind::kAllocate:
+      if (static_cast<const Allocate&>(*s).scope() != MemoryScope::kLocal)
+        not_yet("memory allocated inside a kernel (TopK's order, a conv's columns)");
+      return CppPrinter::print(s, depth);
+    case StmtKind::kBarrier: not_yet("a barrier inside one thread's loop");
+    case StmtKind::kReturn:
+      out_ += pad + "atomicCAS(pre, 0, " + expr(static_cast<const Return&>(*s).code()) + ");\n" + pad + "return;\n";
+      return;
+    default: return CppPrinter::print(s, depth);
+  }
+}
+
+void CudaPrinter::print_for(const For& f, int depth) {
+  const std::string pad(2 * static_cast<size_t>(depth), ' ');
+  const bool split = level_ == Level::kBlock &&
+                     (f.for_kind() == ForKind::kVectorized || f.for_kind() == ForKind::kParallel);
+  if (split) return block_loop(f, depth);
+  const std::string v = name(f.var().get()), lo = expr(f.min());
+  if (f.for_kind() == ForKind::kUnrolled) out_ += pad + "#pragma unroll\n";
+  out_ += pad + "for (int64_t " + v + " = " + lo + "; " + v + " < (" + lo + " + " + expr(f.extent()) + "); ++" + v +
+          ") {\n";
+  print(f.body(), depth + 1);
+  out_ += pad + "}\n";
+}
+
+// A vectorized loop at block level: thread t takes iterations t, t + B,
+// ...; each reduction variable gets a per-thread partial starting at the
+// operation's identity, combined across the block and into the variable.
+void CudaPrinter::block_loop(const For& f, int depth) {
+  const std::string pad(2 * static_cast<size_t>(depth), ' ');
+  const std::string v = name(f.var().get()), lo = expr(f.min());
+  out_ += pad + "{\n";
+  std::vector<std::string> accs, partials;
+  for (const Reduction& r : f.reductions()) {
+    const std::string type = cpu::cpp_type(r.var->type());
+    accs.push_back(name(r.var.get()));
+    partials.push_back("tf_part" + std::to_string(parts_++));
+    out_ += pad + "  " + type + " " + partials.back() + " = " + identity(r.op, type) + ";\n";
+  }
+  // Inside the loop each reduction variable is spelled as its partial.
+  for (size_t i = 0; i < accs.size(); ++i) fixed_[f.reductions()[i].var.get()] = partials[i];
+  out_ += pad + "  for (int64_t " + v + " = " + lo + " + threadIdx.x; " + v + " < (" + lo + " + " +
+          expr(f.extent()) + "); " + v + " += blockDim.x) {\n";
+  print_at(Level::kThread, f.body(), depth + 2);
+  out_ += pad + "  }\n";
+  for (size_t i = 0; i < accs.size(); ++i) {
+    const Reduction& r = f.reductions()[i];
+    fixed_[r.var.get()] = accs[i];
+    if (r.op == BinaryOp::kAdd)
+      out_ += pad + "  " + accs[i] + " = " + accs[i] + " + tf_block_sum(" + partials[i] + ");\n";
+    else
+      out_ += pad + "  " + accs[i] + " = tf_max_op(" + accs[i] + ", tf_block_max(" + partials[i] + "));\n";
+  }
+  out_ += pad + "}\n";
+  // A block reduction's barriers already order the loop's stores before
+  // what follows; without one, a barrier does.
+  if (accs.empty()) out_ += pad + "__syncthreads();\n";
+}
+
+std::string CudaPrinter::call(const Call& c) {
+  const std::string& n = c.name();
+  if (n == "tf_gemm" || n == "tf_gemm_widened") not_yet("MatMul / Conv2D (cuBLAS from the host)");
+  if (n == "tf_topk_row") not_yet("TopK");
+  if (n == "__builtin_prefetch") return call_spelling("tf_prefetch", c);
+  if (n == "__builtin_fma") return call_spelling("fma", c);
+  if (team_helpers().count(n)) {
+    const std::string team = grid_call_                 ? "tf_grid_team()"
+                             : level_ == Level::kThread ? "tf_thread_team()"
+                                                        : "tf_block_team()";
+    return call_spelling(n, c, team);
+  }
+  return CppPrinter::call(c);
+}
+
+}  // namespace tf::compiler::cuda

@@ -1,0 +1,101 @@
+// The CUDA compile check the compiler suites share: a function's CUDA
+// program, compiled by NVRTC for every architecture the backend targets and
+// assembled by ptxas, each kernel within the limits of its launch. Without
+// NVRTC the check skips (GTEST_SKIP: never counted as passing).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/compiler/compiler.h"
+#include "core/compiler/cuda/cuda_codegen.h"
+#include "core/compiler/loop_plan.h"
+#include "core/compiler/cuda/nvrtc.h"
+#include "core/compiler/cuda/prelude.h"
+#include "core/ir/error.h"
+
+namespace tf::comptest {
+
+// The architectures CI assembles for: Ampere (A100) and Hopper (H100/H200).
+inline constexpr int kCudaArchs[] = {80, 90};
+
+// What a kernel may use at kBlockThreads threads per block: registers fit
+// the SM's 64K register file for one block, static shared memory the 48 KiB
+// a kernel gets without opting in.
+inline void expect_fits(const compiler::cuda::KernelResources& k, const std::string& what) {
+  EXPECT_GT(k.registers, 0) << what << ": " << k.kernel;
+  EXPECT_LE(k.registers * compiler::cuda::kBlockThreads, 65536) << what << ": " << k.kernel << " " << k.arch;
+  EXPECT_LE(k.shared_bytes, 48 * 1024) << what << ": " << k.kernel << " " << k.arch;
+}
+
+inline void expect_program_compiles(const compiler::cuda::CudaProgram& p, const std::string& what) {
+  for (int arch : kCudaArchs) {
+    const compiler::cuda::NvrtcOutput out = compiler::cuda::nvrtc_compile(p.source, what + ".cu", arch, true);
+    ASSERT_TRUE(out.ok) << what << " for sm_" << arch << ":\n" << out.log << "\n--- source:\n" << p.source;
+    EXPECT_FALSE(out.cubin.empty()) << what;
+    const auto resources = compiler::cuda::parse_ptxas_info(out.log);
+    EXPECT_EQ(resources.size(), p.kernels.size()) << what << ": ptxas reported\n" << out.log;
+    for (const auto& k : resources) expect_fits(k, what);
+  }
+}
+
+// The same check from the differential suites: each distinct program once
+// per process (its source is the key). A function with no CUDA program yet
+// must say so with the backend's own "not compiled for CUDA yet" error,
+// whose reasons are listed (kCudaGaps); any other failure fails the test.
+inline const char* const kCudaGaps[] = {"MatMul / Conv2D", "TopK", "memory allocated inside a kernel"};
+
+inline void check_cuda_program(const ir::Function& fn, const std::string& what) {
+  if (!compiler::cuda::nvrtc_status().available) return;  // expect_cuda_compiles reports it
+  std::vector<const ir::Function*> fns{&fn};
+  if (fn.is_prototype()) {
+    fns.clear();
+    for (const ir::FunctionPtr& v : fn.variants()) fns.push_back(v.get());
+  }
+  static std::set<size_t> done;
+  auto check = [&](const std::function<compiler::cuda::CudaProgram()>& generate) {
+    compiler::cuda::CudaProgram p;
+    try {
+      p = generate();
+    } catch (const ir::Error& e) {
+      const std::string m = e.what();
+      bool known = m.find("is not compiled for CUDA yet") != std::string::npos;
+      bool listed = false;
+      for (const char* gap : kCudaGaps) listed = listed || m.find(gap) != std::string::npos;
+      EXPECT_TRUE(known && listed) << what << ": no CUDA program: " << m;
+      return;
+    }
+    if (done.insert(std::hash<std::string>()(p.source)).second) expect_program_compiles(p, what);
+  };
+  for (const ir::Function* f : fns) {
+    if (!f->body() || !compiler::contains_loop(f->body())) {
+      check([&] { return compiler::cuda::generate_cuda(*f); });
+      continue;
+    }
+    // A function with loops runs as host-driven segments (loop_plan.h):
+    // each segment is a program of its own.
+    compiler::build_loop_plan(*f, compiler::compile_program,
+                              [&](const std::vector<ir::ExprPtr>& in, const std::vector<ir::ExprPtr>& roots) {
+                                check([&] { return compiler::cuda::generate_cuda_segment(in, roots); });
+                              });
+  }
+}
+
+inline void expect_cuda_compiles(const ir::Function& fn, const std::string& what) {
+  const compiler::cuda::NvrtcStatus& st = compiler::cuda::nvrtc_status();
+  if (!st.available) GTEST_SKIP() << "no NVRTC, CUDA kernels not compiled: " << st.why;
+  compiler::cuda::CudaProgram p;
+  try {
+    p = compiler::cuda::generate_cuda(fn);
+  } catch (const ir::Error& e) {
+    ADD_FAILURE() << what << ": no CUDA program: " << e.what();
+    return;
+  }
+  expect_program_compiles(p, what);
+}
+
+}  // namespace tf::comptest
