@@ -37,26 +37,6 @@ const RuntimeTable kRuntime{runtime::sgemm, runtime::dgemm, nullptr};
 // must be the one codegen.h gives that error.
 static_assert(kErrDivByZero == tf_err_div_by_zero, "codegen.h and scalar_numerics.h number division by zero alike");
 
-// A generated entry's nonzero result as the evaluator's Error: the same
-// message functions (runtime/kernel_errors.h), fed from rt->info.
-[[noreturn]] void raise_kernel_error(int code, const int64_t* info) {
-  std::string message;
-  switch (code) {
-    case kErrDivByZero: message = runtime::div_by_zero_message(); break;
-    case kErrEmptyMean: message = runtime::empty_mean_message(); break;
-    case kErrRopePosition: message = runtime::rope_position_message(info[0], info[1]); break;
-    case kErrInsertWindow: message = runtime::insert_window_message(info[0], info[1], info[2], info[3]); break;
-    case kErrCachePos: message = runtime::cache_pos_message(info[0]); break;
-    case kErrCacheCount: message = runtime::cache_count_message(info[0], info[1]); break;
-    case kErrCacheEnd: message = runtime::cache_end_message(info[0], info[1], info[2]); break;
-    case kErrGatherIndex: message = runtime::gather_index_message(info[0], info[1], info[2]); break;
-    case kErrTopKCount: message = runtime::topk_count_message(info[0], info[1], info[2]); break;
-    case kErrShapeIndex: message = runtime::shape_index_message(info[0], info[1]); break;
-    case kErrScatterWindow: message = runtime::cache_scatter_message(info[0], info[1], info[2], info[3]); break;
-    default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
-  }
-  ir::fail(ir::ErrorKind::kRuntime, message);
-}
 
 // The temporaries of one call, returned to the pool when the call ends
 // (also when it throws).
@@ -196,6 +176,25 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
   const runtime::OmpTeamScope threads(lib_->omp_get_max_threads, lib_->omp_set_num_threads);
   const int code = entry_(ptrs.data(), shapes.data(), strides.data(), &rt);
   if (code != 0) raise_kernel_error(code, info);
+}
+
+[[noreturn]] void raise_kernel_error(int code, const int64_t* info) {
+  std::string message;
+  switch (code) {
+    case kErrDivByZero: message = runtime::div_by_zero_message(); break;
+    case kErrEmptyMean: message = runtime::empty_mean_message(); break;
+    case kErrRopePosition: message = runtime::rope_position_message(info[0], info[1]); break;
+    case kErrInsertWindow: message = runtime::insert_window_message(info[0], info[1], info[2], info[3]); break;
+    case kErrCachePos: message = runtime::cache_pos_message(info[0]); break;
+    case kErrCacheCount: message = runtime::cache_count_message(info[0], info[1]); break;
+    case kErrCacheEnd: message = runtime::cache_end_message(info[0], info[1], info[2]); break;
+    case kErrGatherIndex: message = runtime::gather_index_message(info[0], info[1], info[2]); break;
+    case kErrTopKCount: message = runtime::topk_count_message(info[0], info[1], info[2]); break;
+    case kErrShapeIndex: message = runtime::shape_index_message(info[0], info[1]); break;
+    case kErrScatterWindow: message = runtime::cache_scatter_message(info[0], info[1], info[2], info[3]); break;
+    default: ir::fail(ir::ErrorKind::kInternal, "native kernel returned an unknown error code");
+  }
+  ir::fail(ir::ErrorKind::kRuntime, message);
 }
 
 std::shared_ptr<const CompiledFunction> compile(const ir::Function& fn) {

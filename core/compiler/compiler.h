@@ -76,6 +76,11 @@ struct Program;
 // the TF_DUMP_DIR file.
 std::shared_ptr<const CompiledFunction> compile_program(const Program& p, const std::string& name);
 
+// A generated kernel's nonzero result (codegen.h's kErr* codes, details in
+// `info`) as the evaluator's Error: the same message functions
+// (runtime/kernel_errors.h). Every target's host side reports through it.
+[[noreturn]] void raise_kernel_error(int code, const int64_t* info);
+
 // How many times this process ran TF_CC (tests count recompiles).
 int64_t compiler_invocations();
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "core/compiler/compiler.h"
 #include "cuda_check.h"
+#include "cuda_emulator.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/module.h"
 #include "core/runtime/float8.h"
@@ -122,7 +124,29 @@ inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& 
     std::string diff = compare(got[i], want[i], tolerance(want[i].dtype()));
     EXPECT_EQ(diff, "") << what << ", output #" << i;
   }
-  check_cuda_program(fn, what);  // the same function compiles for CUDA too
+  // The same function compiles for CUDA too; with TF_CUDA_EMULATE=1 its
+  // straight-line programs also run on the emulated device and agree.
+  std::function<void(compiler::cuda::CudaProgram)> emulate;
+  if (const char* e = std::getenv("TF_CUDA_EMULATE"); e && std::string(e) == "1")
+    emulate = [&](compiler::cuda::CudaProgram p) {
+      // Whole straight-line functions only (a variant is chosen per call,
+      // a loop's segments run from the host).
+      if (fn.is_prototype() || compiler::contains_loop(fn.body())) return;
+      // The emulated device switches threads at every barrier: minutes for
+      // a large tensor's calls. Smaller calls cover the same code.
+      int64_t elements = 0;
+      for (const NDArray& a : inputs) elements += a.numel();
+      if (elements > (int64_t{1} << 16)) return;
+      EmulatedCudaProgram emu(std::move(p));
+      std::vector<NDArray> outs;
+      for (const NDArray& w : want) outs.push_back(NDArray::empty(w.dtype(), w.shape()));
+      std::vector<sema::ArgDesc> descs;
+      for (const NDArray& a : inputs) descs.push_back({a.dtype(), a.shape()});
+      emu.run(inputs, outs, sema::bind_arguments(fn, descs));
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(compare(outs[i], want[i], tolerance(want[i].dtype())), "") << what << " on the emulated CUDA device, output #" << i;
+    };
+  check_cuda_program(fn, what, emulate);
 }
 
 }  // namespace tf::comptest

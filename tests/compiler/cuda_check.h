@@ -49,7 +49,11 @@ inline void expect_program_compiles(const compiler::cuda::CudaProgram& p, const 
 // whose reasons are listed (kCudaGaps); any other failure fails the test.
 inline const char* const kCudaGaps[] = {"MatMul / Conv2D", "TopK", "memory allocated inside a kernel"};
 
-inline void check_cuda_program(const ir::Function& fn, const std::string& what) {
+//
+// `emulate`, when given, also runs each program on the emulated device
+// (cuda_emulator.h); the differential suites pass it with TF_CUDA_EMULATE=1.
+inline void check_cuda_program(const ir::Function& fn, const std::string& what,
+                               const std::function<void(compiler::cuda::CudaProgram)>& emulate = nullptr) {
   if (!compiler::cuda::nvrtc_status().available) return;  // expect_cuda_compiles reports it
   std::vector<const ir::Function*> fns{&fn};
   if (fn.is_prototype()) {
@@ -69,7 +73,9 @@ inline void check_cuda_program(const ir::Function& fn, const std::string& what) 
       EXPECT_TRUE(known && listed) << what << ": no CUDA program: " << m;
       return;
     }
-    if (done.insert(std::hash<std::string>()(p.source)).second) expect_program_compiles(p, what);
+    if (!done.insert(std::hash<std::string>()(p.source)).second) return;
+    expect_program_compiles(p, what);
+    if (emulate) emulate(std::move(p));
   };
   for (const ir::Function* f : fns) {
     if (!f->body() || !compiler::contains_loop(f->body())) {

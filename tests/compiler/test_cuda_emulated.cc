@@ -1,0 +1,245 @@
+// The CUDA target's kernels run on the emulated device (cuda_emulator.h)
+// and agree with the evaluator: each launch kind, block reductions across
+// warps, kernel fission, helpers over rows and tensors, half types, strided
+// and broadcast inputs, a check's early return and a stage's run-time error.
+// Every function here also compiles for sm_80 / sm_90 (cuda_check.h).
+#include <gtest/gtest.h>
+
+#include "compiler_helpers.h"
+#include "cuda_emulator.h"
+#include "core/compiler/cuda/cuda_codegen.h"
+#include "core/compiler/cuda/prelude.h"
+#include "core/frontend/parser.h"
+#include "core/ir/error.h"
+#include "core/sema/bind.h"
+
+namespace tf::comptest {
+namespace {
+
+using compiler::cuda::Launch;
+
+const char* kSource = R"(from tilefoundry.dsl import *
+
+N = DimVar("N", 1, 1 << 20)
+D = DimVar("D", 1, 1 << 16)
+P = DimVar("P", 1, 1 << 16)
+
+@func
+def rmsnorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    return rms_norm(x, w, eps=1e-6)
+
+@func
+def resnorm16(x: Tensor[(N, D), bf16], r: Tensor[(N, D), bf16], w: Tensor[(D,), bf16]) -> tuple[Tensor[(N, D), bf16], Tensor[(N, D), bf16]]:
+    h = x + r
+    return h, rms_norm(h, w, eps=1e-5)
+
+@func
+def swiglu(a: Tensor[(N, D), f32], b: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return silu(a) * b
+
+@func
+def smax(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return softmax(x)
+
+@func
+def lnorm(x: Tensor[(N, D), f16], w: Tensor[(D,), f16], b: Tensor[(D,), f16]) -> Tensor[(N, D), f16]:
+    return layer_norm(x, w, b, eps=1e-5)
+
+@func
+def gelu_t(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return gelu(x)
+
+@func
+def col_sum(x: Tensor[(N, D), f32]) -> Tensor[(1, D), f32]:
+    return sum(x, axes=0)
+
+@func
+def row_stats(x: Tensor[(N, D), f64]) -> tuple[Tensor[(N, 1), f64], Tensor[(N, 1), f64]]:
+    return amax(x, axes=-1), mean(x * x, axes=-1)
+
+@func
+def int_ops(a: Tensor[(N, D), i32], b: Tensor[(N, D), i32]) -> Tensor[(N, D), i32]:
+    return div(a, b) + a * b
+
+@func
+def transposed(x: Tensor[(N, D), f32]) -> Tensor[(D, N), f32]:
+    return transpose(x, (1, 0)) * 2.0
+
+@func
+def two_stages(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    s = softmax(x)
+    return s * sum(s, axes=0)
+
+@func
+def pieces(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    h = x[:, 0:1]
+    return concat((x[:, 1:D], h), axis=1) - x
+
+@func
+def rope_half(q: Tensor[(1, N, 2, D), f32], k: Tensor[(1, N, 1, D), f32], c: Tensor[(P, D), f32], s: Tensor[(P, D), f32], pos: Tensor[(1, N), i64]) -> tuple[Tensor[(1, N, 2, D), f32], Tensor[(1, N, 1, D), f32]]:
+    return rope(q, k, c, s, pos)
+)";
+
+class CudaEmulated : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "emulated.tf"); }
+  static ir::ModulePtr module_;
+
+  // Evaluator vs the emulated device on the same inputs; returns the
+  // emulated program (for its launch kinds).
+  compiler::cuda::CudaProgram agree(const char* name, const std::vector<NDArray>& in) {
+    const ir::Function& fn = *module_->lookup(name);
+    compiler::cuda::CudaProgram p = compiler::cuda::generate_cuda(fn);
+    EmulatedCudaProgram emu(p);
+    const std::vector<NDArray> want = eval::evaluate(*module_, fn, in);
+    std::vector<NDArray> got;
+    for (const NDArray& w : want) got.push_back(NDArray::empty(w.dtype(), w.shape()));
+    std::vector<sema::ArgDesc> descs;
+    for (const NDArray& a : in) descs.push_back({a.dtype(), a.shape()});
+    emu.run(in, got, sema::bind_arguments(fn, descs));
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(compare(got[i], want[i], tolerance(want[i].dtype())), "") << name << " output #" << i;
+    return p;
+  }
+};
+ir::ModulePtr CudaEmulated::module_;
+
+bool has_launch(const compiler::cuda::CudaProgram& p, Launch l) {
+  for (const auto& k : p.kernels)
+    if (k.launch == l) return true;
+  return false;
+}
+
+TEST_F(CudaEmulated, RowKernelsAgreeWithTheEvaluator) {
+  std::mt19937 rng(7);
+  // Rows shorter than a block, longer than a block and than a CPU chunk,
+  // and more rows than the emulated grid has blocks.
+  for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 5}, {5, 64}, {4, 300}, {7, 1000}}) {
+    SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(d));
+    const NDArray x = random_array(DType::kF32, {n, d}, rng), w = random_array(DType::kF32, {d}, rng);
+    EXPECT_TRUE(has_launch(agree("rmsnorm", {x, w}), Launch::kBlocks));
+    agree("swiglu", {x, random_array(DType::kF32, {n, d}, rng)});
+    agree("smax", {x});
+    agree("gelu_t", {x});
+    agree("col_sum", {x});
+    agree("transposed", {x});
+    agree("pieces", {x});
+    agree("row_stats", {random_array(DType::kF64, {n, d}, rng)});
+    agree("resnorm16", {random_array(DType::kBF16, {n, d}, rng), random_array(DType::kBF16, {n, d}, rng),
+                        random_array(DType::kBF16, {d}, rng)});
+    agree("lnorm", {random_array(DType::kF16, {n, d}, rng), random_array(DType::kF16, {d}, rng),
+                    random_array(DType::kF16, {d}, rng)});
+  }
+}
+
+TEST_F(CudaEmulated, StagesThatReadEachOtherAreSeparateKernels) {
+  std::mt19937 rng(8);
+  const auto p = agree("two_stages", {random_array(DType::kF32, {6, 200}, rng)});
+  EXPECT_GE(p.kernels.size(), 2u);
+}
+
+TEST_F(CudaEmulated, IntegerDivisionByZeroIsTheEvaluatorsError) {
+  std::mt19937 rng(9);
+  NDArray a = random_array(DType::kI32, {3, 40}, rng), b = random_array(DType::kI32, {3, 40}, rng);
+  for (int64_t i = 0; i < b.numel(); ++i)
+    if (static_cast<int32_t*>(b.data())[i] == 0) static_cast<int32_t*>(b.data())[i] = 3;
+  agree("int_ops", {a, b});
+  static_cast<int32_t*>(b.data())[77] = 0;
+  const ir::Function& fn = *module_->lookup("int_ops");
+  EmulatedCudaProgram emu(compiler::cuda::generate_cuda(fn));
+  std::vector<NDArray> out{NDArray::empty(DType::kI32, {3, 40})};
+  std::string want, got;
+  try {
+    eval::evaluate(*module_, fn, {a, b});
+  } catch (const ir::Error& e) {
+    want = e.what();
+  }
+  try {
+    emu.run({a, b}, out, sema::bind_arguments(fn, {{DType::kI32, {3, 40}}, {DType::kI32, {3, 40}}}));
+  } catch (const ir::Error& e) {
+    got = e.what();
+  }
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(CudaEmulated, ACheckFailsBeforeAnyStageWrites) {
+  std::mt19937 rng(10);
+  const NDArray q = random_array(DType::kF32, {1, 4, 2, 16}, rng), k = random_array(DType::kF32, {1, 4, 1, 16}, rng),
+                c = random_array(DType::kF32, {8, 16}, rng), s = random_array(DType::kF32, {8, 16}, rng);
+  NDArray pos = NDArray::empty(DType::kI64, {1, 4});
+  for (int64_t i = 0; i < 4; ++i) static_cast<int64_t*>(pos.data())[i] = 2 * i;
+  const auto p = agree("rope_half", {q, k, c, s, pos});
+  bool has_check = false;
+  for (const auto& kern : p.kernels) has_check = has_check || kern.precheck;
+  ASSERT_TRUE(has_check);
+  static_cast<int64_t*>(pos.data())[2] = 9;  // outside [0, 8)
+  const ir::Function& fn = *module_->lookup("rope_half");
+  EmulatedCudaProgram emu(p);
+  std::vector<NDArray> outs{NDArray::empty(DType::kF32, {1, 4, 2, 16}), NDArray::empty(DType::kF32, {1, 4, 1, 16})};
+  for (NDArray& o : outs) std::memset(o.data(), 0x7f, static_cast<size_t>(o.numel()) * sizeof(float));
+  std::string want, got;
+  try {
+    eval::evaluate(*module_, fn, {q, k, c, s, pos});
+  } catch (const ir::Error& e) {
+    want = e.what();
+  }
+  try {
+    emu.run({q, k, c, s, pos}, outs,
+            sema::bind_arguments(fn, {{DType::kF32, {1, 4, 2, 16}}, {DType::kF32, {1, 4, 1, 16}},
+                                      {DType::kF32, {8, 16}}, {DType::kF32, {8, 16}}, {DType::kI64, {1, 4}}}));
+  } catch (const ir::Error& e) {
+    got = e.what();
+  }
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
+  for (const NDArray& o : outs)  // nothing written
+    for (int64_t i = 0; i < o.numel(); ++i) ASSERT_EQ(static_cast<uint32_t*>(o.data())[i], 0x7f7f7f7fu) << i;
+}
+
+TEST_F(CudaEmulated, EveryFunctionHereCompilesForTheDevice) {
+  for (const char* name : {"rmsnorm", "resnorm16", "swiglu", "smax", "lnorm", "gelu_t", "col_sum", "row_stats",
+                           "int_ops", "transposed", "two_stages", "pieces", "rope_half"}) {
+    SCOPED_TRACE(name);
+    expect_cuda_compiles(*module_->lookup(name), name);
+  }
+}
+
+}  // namespace
+}  // namespace tf::comptest
+
+namespace tf::comptest {
+namespace {
+
+// The emulator itself: a block's threads exchange through shared memory;
+// with the barrier every thread reads its mirror's value, without it the
+// schedule (highest thread first) makes the reads come before the writes.
+compiler::cuda::CudaProgram mirror_program(bool barrier) {
+  compiler::cuda::CudaProgram p;
+  p.slots = {compiler::Slot{compiler::Slot::kOutput, 0, nullptr}};
+  p.kernels = {{"tf_k0", Launch::kOneBlock, false}};
+  p.source = std::string(compiler::cuda::cuda_prelude_source()) +
+             "struct tf_args { void* B[1]; int64_t SH[1]; int64_t ST[1]; int64_t RS[1]; int* err; int* pre; "
+             "int64_t* info; };\n"
+             "extern \"C\" __global__ void tf_k0(const __grid_constant__ tf_args A) {\n"
+             "  __shared__ int buf[64];\n"
+             "  buf[threadIdx.x] = int(threadIdx.x) + 1;\n" +
+             std::string(barrier ? "  __syncthreads();\n" : "") +
+             "  static_cast<int*>(A.B[0])[threadIdx.x] = buf[blockDim.x - 1 - threadIdx.x];\n}\n";
+  return p;
+}
+
+TEST(CudaEmulator, AMissingBarrierShowsInTheResult) {
+  for (bool barrier : {true, false}) {
+    EmulatedCudaProgram emu(mirror_program(barrier));
+    NDArray out = NDArray::empty(DType::kI32, {64});
+    emu.run({}, {out}, {}, /*block_threads=*/64);
+    int mirrored = 0;
+    for (int t = 0; t < 64; ++t) mirrored += static_cast<int32_t*>(out.data())[t] == 64 - t;
+    if (barrier) EXPECT_EQ(mirrored, 64);
+    else EXPECT_LT(mirrored, 64);
+  }
+}
+
+}  // namespace
+}  // namespace tf::comptest
