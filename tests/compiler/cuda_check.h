@@ -52,8 +52,23 @@ inline const char* const kCudaGaps[] = {"MatMul / Conv2D", "TopK", "memory alloc
 //
 // `emulate`, when given, also runs each program on the emulated device
 // (cuda_emulator.h); the differential suites pass it with TF_CUDA_EMULATE=1.
+// The sanitizer builds leave this per-program check to the plain build:
+// NVRTC is not instrumented, and under ASan it doubles the random-program
+// test's time.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TF_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TF_TEST_SANITIZED 1
+#endif
+
 inline void check_cuda_program(const ir::Function& fn, const std::string& what,
                                const std::function<void(compiler::cuda::CudaProgram)>& emulate = nullptr) {
+#ifdef TF_TEST_SANITIZED
+  if (!emulate) return;
+#endif
   if (!compiler::cuda::nvrtc_status().available) return;  // expect_cuda_compiles reports it
   std::vector<const ir::Function*> fns{&fn};
   if (fn.is_prototype()) {
