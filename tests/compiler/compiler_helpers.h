@@ -114,6 +114,21 @@ inline std::vector<NDArray> run_native(const compiler::CompiledFunction& k, cons
   return outs;
 }
 
+// Runs fn's CUDA program on the emulated device (cuda_emulator.h) and
+// expects the evaluator's outputs `want`.
+inline void expect_emulated_agrees(const EmulatedCudaProgram& emu, const ir::Function& fn,
+                                   const std::vector<NDArray>& inputs, const std::vector<NDArray>& want,
+                                   const std::string& what) {
+  std::vector<NDArray> outs;
+  for (const NDArray& w : want) outs.push_back(NDArray::empty(w.dtype(), w.shape()));
+  std::vector<sema::ArgDesc> descs;
+  for (const NDArray& a : inputs) descs.push_back({a.dtype(), a.shape()});
+  emu.run(inputs, outs, sema::bind_arguments(fn, descs));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(compare(outs[i], want[i], tolerance(want[i].dtype())), "")
+        << what << " on the emulated CUDA device, output #" << i;
+}
+
 // Runs both backends and expects agreement on every output.
 inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& m, const ir::Function& fn,
                          const std::vector<NDArray>& inputs, const std::string& what) {
@@ -137,14 +152,7 @@ inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& 
       int64_t elements = 0;
       for (const NDArray& a : inputs) elements += a.numel();
       if (elements > (int64_t{1} << 16)) return;
-      EmulatedCudaProgram emu(std::move(p));
-      std::vector<NDArray> outs;
-      for (const NDArray& w : want) outs.push_back(NDArray::empty(w.dtype(), w.shape()));
-      std::vector<sema::ArgDesc> descs;
-      for (const NDArray& a : inputs) descs.push_back({a.dtype(), a.shape()});
-      emu.run(inputs, outs, sema::bind_arguments(fn, descs));
-      for (size_t i = 0; i < want.size(); ++i)
-        EXPECT_EQ(compare(outs[i], want[i], tolerance(want[i].dtype())), "") << what << " on the emulated CUDA device, output #" << i;
+      expect_emulated_agrees(EmulatedCudaProgram(std::move(p)), fn, inputs, want, what);
     };
   check_cuda_program(fn, what, emulate);
 }

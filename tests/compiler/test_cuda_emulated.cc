@@ -90,15 +90,7 @@ class CudaEmulated : public ::testing::Test {
   compiler::cuda::CudaProgram agree(const char* name, const std::vector<NDArray>& in) {
     const ir::Function& fn = *module_->lookup(name);
     compiler::cuda::CudaProgram p = compiler::cuda::generate_cuda(fn);
-    EmulatedCudaProgram emu(p);
-    const std::vector<NDArray> want = eval::evaluate(*module_, fn, in);
-    std::vector<NDArray> got;
-    for (const NDArray& w : want) got.push_back(NDArray::empty(w.dtype(), w.shape()));
-    std::vector<sema::ArgDesc> descs;
-    for (const NDArray& a : in) descs.push_back({a.dtype(), a.shape()});
-    emu.run(in, got, sema::bind_arguments(fn, descs));
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_EQ(compare(got[i], want[i], tolerance(want[i].dtype())), "") << name << " output #" << i;
+    expect_emulated_agrees(EmulatedCudaProgram(p), fn, in, eval::evaluate(*module_, fn, in), name);
     return p;
   }
 };

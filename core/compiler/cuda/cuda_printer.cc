@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/compiler/cuda/kernel_split.h"
 #include "core/compiler/emit_util.h"
 #include "core/ir/error.h"
 #include "core/tir/functor.h"
@@ -25,6 +26,7 @@ namespace {
 [[noreturn]] void not_yet(const std::string& what) {
   ir::fail(ir::ErrorKind::kUnsupported, "CUDA backend: " + what + " is not compiled for CUDA yet");
 }
+const char* const kKernelAllocation = "memory allocated inside a kernel (TopK's order, a conv's columns)";
 
 // The prelude's helpers over many elements (prelude.cc): a tf_team first.
 const std::set<std::string>& team_helpers() {
@@ -88,12 +90,7 @@ void CudaPrinter::print_at(Level level, const StmtPtr& s, int depth) {
 
 void CudaPrinter::print(const StmtPtr& s, int depth) {
   switch (level_) {
-    case Level::kGrid: {
-      const LetStmt* l = as<LetStmt>(s);
-      const bool context = (l && !l->var()->is_mutable()) || as<IfThenElse>(s) || as<Seq>(s) || as<Comment>(s);
-      if (context) return CppPrinter::print(s, depth);
-      return print_leaf(s, depth);
-    }
+    case Level::kGrid: return is_context(s) ? CppPrinter::print(s, depth) : print_leaf(s, depth);
     case Level::kBlock: return print_block(s, depth);
     case Level::kThread: return print_thread(s, depth);
   }
@@ -143,7 +140,7 @@ void CudaPrinter::print_block(const StmtPtr& s, int depth) {
     }
     case StmtKind::kAllocate: {
       auto& a = static_cast<const Allocate&>(*s);
-      if (a.scope() != MemoryScope::kLocal) not_yet("memory allocated inside a kernel (TopK's order, a conv's columns)");
+      if (a.scope() != MemoryScope::kLocal) not_yet(kKernelAllocation);
       out_ += pad + "__shared__ " + ctype(a.var()->dtype()) + " " + name(a.var().get()) + "[" + expr(a.extent()) +
               "];\n";
       return print(a.body(), depth);
@@ -162,7 +159,7 @@ void CudaPrinter::print_thread(const StmtPtr& s, int depth) {
   switch (s->kind()) {
     case StmtKind::kAllocate:
       if (static_cast<const Allocate&>(*s).scope() != MemoryScope::kLocal)
-        not_yet("memory allocated inside a kernel (TopK's order, a conv's columns)");
+        not_yet(kKernelAllocation);
       return CppPrinter::print(s, depth);
     case StmtKind::kBarrier: not_yet("a barrier inside one thread's loop");
     case StmtKind::kReturn:

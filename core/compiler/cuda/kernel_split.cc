@@ -8,14 +8,9 @@ using namespace tir;
 
 namespace {
 
-bool is_context_let(const StmtPtr& s) {
-  const LetStmt* l = as<LetStmt>(s);
-  return l && !l->var()->is_mutable();
-}
-
 size_t count_leaves(const StmtPtr& s) {
   if (!s) return 0;
-  if (is_context_let(s)) return count_leaves(as<LetStmt>(s)->body());
+  if (as<LetStmt>(s) && is_context(s)) return count_leaves(as<LetStmt>(s)->body());
   if (const IfThenElse* i = as<IfThenElse>(s)) return count_leaves(i->then_case()) + count_leaves(i->else_case());
   if (const Seq* q = as<Seq>(s)) {
     size_t n = 0;
@@ -30,7 +25,7 @@ size_t count_leaves(const StmtPtr& s) {
 // none of it. `seen` counts the leaves passed so far.
 StmtPtr keep_leaf(const StmtPtr& s, size_t k, size_t* seen) {
   if (!s) return nullptr;
-  if (is_context_let(s)) {
+  if (as<LetStmt>(s) && is_context(s)) {
     const LetStmt* l = as<LetStmt>(s);
     const StmtPtr body = keep_leaf(l->body(), k, seen);
     return body ? LetStmt::make(l->var(), l->value(), body, l->no_alias()) : nullptr;
@@ -52,6 +47,11 @@ StmtPtr keep_leaf(const StmtPtr& s, size_t k, size_t* seen) {
 }
 
 }  // namespace
+
+bool is_context(const StmtPtr& s) {
+  const LetStmt* l = as<LetStmt>(s);
+  return (l && !l->var()->is_mutable()) || as<IfThenElse>(s) || as<Seq>(s) || as<Comment>(s);
+}
 
 std::vector<StmtPtr> split_kernels(const StmtPtr& stage) {
   std::vector<StmtPtr> out;

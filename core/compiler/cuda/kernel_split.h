@@ -18,4 +18,9 @@ namespace tf::compiler::cuda {
 
 std::vector<tir::StmtPtr> split_kernels(const tir::StmtPtr& stage);
 
+// Whether s is context at a stage's top level (an immutable let, an if, a
+// sequence, a comment) rather than a leaf. The printer's grid level uses the
+// same test, so a kernel's leaf is the one this split kept.
+bool is_context(const tir::StmtPtr& s);
+
 }  // namespace tf::compiler::cuda
