@@ -216,11 +216,24 @@ void write_precompiled_header(const std::string& header, const std::string& dir)
 }
 
 void dump_source(const std::string& stem, const std::string& source, const std::string& tir) {
+  dump_text(stem + ".cc", source);
+  if (!tir.empty()) dump_text(stem + ".tir", tir);
+}
+
+void dump_text(const std::string& file_name, const std::string& text) {
   const char* dir = std::getenv("TF_DUMP_DIR");
   if (!dir || !*dir) return;
   make_dirs(dir);
-  write_atomically(std::string(dir) + "/" + stem + ".cc", source);
-  if (!tir.empty()) write_atomically(std::string(dir) + "/" + stem + ".tir", tir);
+  write_atomically(std::string(dir) + "/" + file_name, text);
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) { write_atomically(path, bytes); }
+
+bool read_file(const std::string& path, std::string* bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  bytes->assign((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return static_cast<bool>(f) || f.eof();
 }
 
 int64_t invocation_count() { return g_invocations.load(); }

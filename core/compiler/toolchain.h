@@ -60,6 +60,15 @@ std::string cached_shared(const std::string& source, const std::string& key, siz
 // TIR it was printed from (when given) to TF_DUMP_DIR/<stem>.tir.
 void dump_source(const std::string& stem, const std::string& source, const std::string& tir = "");
 
+// Writes TF_DUMP_DIR/<file_name> when TF_DUMP_DIR is set.
+void dump_text(const std::string& file_name, const std::string& text);
+
+// Writes `bytes` to path under a unique temporary name, then renames it into
+// place (what every cache file is written with).
+void write_file_atomically(const std::string& path, const std::string& bytes);
+// The whole file at path; false when it cannot be read.
+bool read_file(const std::string& path, std::string* bytes);
+
 int64_t invocation_count();
 
 }  // namespace tf::compiler

@@ -185,6 +185,16 @@ void NDArray::assign_dlpack(const DLTensor& t) {
   data_ = t.data ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
 }
 
+NDArray NDArray::borrow(ir::DType dtype, void* data, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+  TF_CHECK(shape.size() == strides.size(), "borrowed shape and strides differ in rank");
+  NDArray a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.strides_ = std::move(strides);
+  a.data_ = data;
+  return a;
+}
+
 NDArray NDArray::view(const NDArray& base, std::vector<int64_t> shape, std::vector<int64_t> strides,
                       int64_t offset) {
   TF_CHECK(shape.size() == strides.size(), "view shape and strides differ in rank");

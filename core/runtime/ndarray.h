@@ -29,6 +29,9 @@ class NDArray {
   // hot path of a call allocates nothing once warm). Same checks; on a throw
   // this array is left empty.
   void assign_dlpack(const DLTensor& t);
+  // A borrowed view of memory this process may not be able to read (a
+  // device's): nothing is checked or touched; strides in elements.
+  static NDArray borrow(ir::DType dtype, void* data, std::vector<int64_t> shape, std::vector<int64_t> strides);
   // A view into base's memory that shares base's buffer (or borrows what base
   // borrows): shape and strides in elements, element (0, ..., 0) at
   // base.data() + offset elements. The caller keeps the view inside base.

@@ -13,6 +13,7 @@
 
 #include "core/compiler/compiler.h"
 #include "cuda_check.h"
+#include "cuda_device.h"
 #include "cuda_emulator.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/module.h"
@@ -129,6 +130,25 @@ inline void expect_emulated_agrees(const EmulatedCudaProgram& emu, const ir::Fun
         << what << " on the emulated CUDA device, output #" << i;
 }
 
+// Runs fn through the CUDA backend on device 0 (cuda_device.h) and expects
+// the evaluator's outputs `want`. What the CUDA target does not compile yet
+// (its "not compiled for CUDA yet" errors) is left out.
+inline void expect_device_agrees(const ir::Function& fn, const std::vector<NDArray>& inputs,
+                                 const std::vector<NDArray>& want, const std::string& what) {
+  std::shared_ptr<const compiler::cuda::CudaFunction> f;
+  try {
+    f = compiler::cuda::CudaFunction::compile(fn);
+  } catch (const ir::Error& e) {
+    if (e.kind() == ir::ErrorKind::kUnsupported && std::strstr(e.what(), "not compiled for CUDA yet")) return;
+    ADD_FAILURE() << what << ": " << e.what();
+    return;
+  }
+  const std::vector<NDArray> got = run_on_device(*f, fn, inputs);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(compare(got[i], want[i], tolerance(want[i].dtype())), "") << what << " on CUDA device 0, output #" << i;
+}
+
 // Runs both backends and expects agreement on every output.
 inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& m, const ir::Function& fn,
                          const std::vector<NDArray>& inputs, const std::string& what) {
@@ -155,6 +175,8 @@ inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& 
       expect_emulated_agrees(EmulatedCudaProgram(std::move(p)), fn, inputs, want, what);
     };
   check_cuda_program(fn, what, emulate);
+  // With TF_CUDA_DEVICE=1 it also runs through the CUDA backend on a device.
+  if (device_runs_requested()) expect_device_agrees(fn, inputs, want, what);
 }
 
 }  // namespace tf::comptest

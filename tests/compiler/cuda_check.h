@@ -109,6 +109,10 @@ inline void check_cuda_program(const ir::Function& fn, const std::string& what,
 inline void expect_cuda_compiles(const ir::Function& fn, const std::string& what) {
   const compiler::cuda::NvrtcStatus& st = compiler::cuda::nvrtc_status();
   if (!st.available) GTEST_SKIP() << "no NVRTC, CUDA kernels not compiled: " << st.why;
+  if (fn.is_prototype()) {  // each variant is a program of its own
+    for (const ir::FunctionPtr& v : fn.variants()) expect_cuda_compiles(*v, what + " / " + v->label());
+    return;
+  }
   compiler::cuda::CudaProgram p;
   try {
     p = compiler::cuda::generate_cuda(fn);

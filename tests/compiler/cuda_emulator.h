@@ -1,22 +1,6 @@
-// A CUDA device emulated on the CPU, for differential tests of the CUDA
-// target on machines without a GPU.
-//
-// The generated translation unit (cuda_codegen.h) is compiled as C++ by the
-// host compiler after a header that gives CUDA's built-ins host meanings:
-// each thread of a block is an OS thread with its own threadIdx, blocks run
-// one after another (so a __shared__ array, a function-level static there,
-// is the running block's), the block's threads run one at a time from the
-// highest index down, switching at __syncthreads (so a missing barrier shows
-// as a wrong result, every run alike), a warp shuffle exchanges through a
-// table between two barriers
-// (the generated code shuffles only where the whole block does), atomics are
-// the compiler's. Kernels are launched in order with the program's launch
-// kinds, blocks of `block_threads` threads and grids of several blocks, so
-// grid-stride loops, block reductions across warps, kernel fission and the
-// checks' early return all run as they would on a device.
-//
-// What it cannot show: the device's memory model and scheduling, the
-// compiler's code for sm_80 / sm_90 (nvrtc.h compiles that), speed.
+// The emulated CUDA device (cuda_emulation/emulated_module.h) running one
+// CudaProgram the way the CUDA target's host side launches it, with a
+// chosen block size and grid, for the compiler's differential tests.
 #pragma once
 
 #include <memory>
@@ -26,6 +10,7 @@
 #include "core/compiler/cuda/cuda_codegen.h"
 #include "core/ir/shape.h"
 #include "core/runtime/ndarray.h"
+#include "cuda_emulation/emulated_module.h"
 
 namespace tf::comptest {
 
@@ -48,7 +33,7 @@ class EmulatedCudaProgram {
 
  private:
   compiler::cuda::CudaProgram p_;
-  void* lib_ = nullptr;
+  std::unique_ptr<cudaemu::EmulatedModule> module_;
 };
 
 }  // namespace tf::comptest

@@ -3,9 +3,14 @@
 // warps, kernel fission, helpers over rows and tensors, half types, strided
 // and broadcast inputs, a check's early return and a stage's run-time error.
 // Every function here also compiles for sm_80 / sm_90 (cuda_check.h).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
+
 #include "compiler_helpers.h"
+#include "cuda_device.h"
 #include "cuda_emulator.h"
 #include "core/compiler/cuda/cuda_codegen.h"
 #include "core/compiler/cuda/prelude.h"
@@ -78,6 +83,24 @@ def pieces(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
 @func
 def rope_half(q: Tensor[(1, N, 2, D), f32], k: Tensor[(1, N, 1, D), f32], c: Tensor[(P, D), f32], s: Tensor[(P, D), f32], pos: Tensor[(1, N), i64]) -> tuple[Tensor[(1, N, 2, D), f32], Tensor[(1, N, 1, D), f32]]:
     return rope(q, k, c, s, pos)
+
+@func(inplace=("cache", None))
+def append(cache: Tensor[(N, 6), f32], new: Tensor[(N, 1), f32], pos: Tensor[(N,), i32]) -> tuple[Tensor[(N, 6), f32], Tensor[(N, 1), f32]]:
+    return cache_scatter(cache, new, pos), new * 2.0
+
+S = DimVar("S", 1, 64)
+
+@func
+def scaled(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
+    pass
+
+@scaled.specialize(S=(1, 4))
+def scaled_small(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
+    return softmax(x)
+
+@scaled.specialize(S=(4, 64))
+def scaled_large(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
+    return softmax(x * 0.5)
 )";
 
 class CudaEmulated : public ::testing::Test {
@@ -191,10 +214,139 @@ TEST_F(CudaEmulated, ACheckFailsBeforeAnyStageWrites) {
 
 TEST_F(CudaEmulated, EveryFunctionHereCompilesForTheDevice) {
   for (const char* name : {"rmsnorm", "resnorm16", "swiglu", "smax", "lnorm", "gelu_t", "col_sum", "row_stats",
-                           "int_ops", "transposed", "two_stages", "pieces", "rope_half"}) {
+                           "int_ops", "transposed", "two_stages", "pieces", "rope_half", "append", "scaled"}) {
     SCOPED_TRACE(name);
     expect_cuda_compiles(*module_->lookup(name), name);
   }
+}
+
+// The backend's host side (CudaFunction) on device 0 behind the driver
+// API: the emulated device here, a GPU under `make test-cuda`.
+class CudaDevice : public CudaEmulated {
+ protected:
+  void SetUp() override {
+    if (!compiler::cuda::driver_status().available) FAIL() << compiler::cuda::driver_status().why;
+  }
+  std::vector<NDArray> on_device(const char* name, const std::vector<NDArray>& in) {
+    const ir::Function& fn = *module_->lookup(name);
+    return run_on_device(*compiler::cuda::CudaFunction::compile(fn), fn, in);
+  }
+  void agree_on_device(const char* name, const std::vector<NDArray>& in) {
+    const ir::Function& fn = *module_->lookup(name);
+    expect_device_agrees(fn, in, eval::evaluate(*module_, fn, in), name);
+  }
+  // The evaluator's error message for these inputs, and the device's.
+  std::pair<std::string, std::string> errors(const char* name, const std::vector<NDArray>& in) {
+    std::string want, got;
+    try {
+      eval::evaluate(*module_, *module_->lookup(name), in);
+    } catch (const ir::Error& e) {
+      want = e.what();
+    }
+    try {
+      on_device(name, in);
+    } catch (const ir::Error& e) {
+      got = e.what();
+    }
+    return {want, got};
+  }
+};
+
+TEST_F(CudaDevice, FunctionsRunThroughTheDriverAndAgree) {
+  std::mt19937 rng(11);
+  // A row shorter than a block, and more rows than the grid has blocks
+  // (the emulated device's grid is 8 blocks) of more elements than a block
+  // has threads.
+  for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 5}, {9, 300}}) {
+    SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(d));
+    const NDArray x = random_array(DType::kF32, {n, d}, rng), w = random_array(DType::kF32, {d}, rng);
+    agree_on_device("rmsnorm", {x, w});
+    agree_on_device("smax", {x});
+    agree_on_device("two_stages", {x});
+    agree_on_device("pieces", {x});
+    agree_on_device("row_stats", {random_array(DType::kF64, {n, d}, rng)});
+    agree_on_device("lnorm", {random_array(DType::kF16, {n, d}, rng), random_array(DType::kF16, {d}, rng),
+                              random_array(DType::kF16, {d}, rng)});
+    // A strided input: the transpose of a (d, n) array.
+    const NDArray t = random_array(DType::kF32, {d, n}, rng);
+    agree_on_device("transposed", {NDArray::view(t, {n, d}, {1, n})});
+  }
+}
+
+TEST_F(CudaDevice, ShapeDispatchPicksTheVariantPerCall) {
+  std::mt19937 rng(12);
+  for (int64_t s : {1, 3, 4, 40}) agree_on_device("scaled", {random_array(DType::kF32, {s, 8}, rng)});
+}
+
+TEST_F(CudaDevice, AnInPlaceResultIsWrittenIntoItsInput) {
+  std::mt19937 rng(13);
+  const NDArray cache = random_array(DType::kF32, {3, 6}, rng), fresh = random_array(DType::kF32, {3, 1}, rng);
+  NDArray pos = NDArray::empty(DType::kI32, {3});
+  for (int32_t i = 0; i < 3; ++i) static_cast<int32_t*>(pos.data())[i] = 2 * i;
+  agree_on_device("append", {cache, fresh, pos});
+  static_cast<int32_t*>(pos.data())[1] = 6;  // outside the cache
+  const auto [want, got] = errors("append", {cache, fresh, pos});
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(CudaDevice, RunTimeErrorsAreTheEvaluatorsAndWriteNothing) {
+  std::mt19937 rng(14);
+  NDArray a = random_array(DType::kI32, {3, 40}, rng), b = random_array(DType::kI32, {3, 40}, rng);
+  for (int64_t i = 0; i < b.numel(); ++i)
+    if (static_cast<int32_t*>(b.data())[i] == 0) static_cast<int32_t*>(b.data())[i] = 3;
+  agree_on_device("int_ops", {a, b});
+  static_cast<int32_t*>(b.data())[77] = 0;
+  // The output's device memory keeps its bytes when the call fails.
+  const ir::Function& fn = *module_->lookup("int_ops");
+  const auto f = compiler::cuda::CudaFunction::compile(fn);
+  ASSERT_TRUE(f->reports_errors());
+  DeviceArrays mem(0);
+  NDArray sentinel = NDArray::empty(DType::kI32, {3, 40});
+  std::memset(sentinel.data(), 0x5a, 3 * 40 * sizeof(int32_t));
+  const NDArray out = mem.upload(sentinel);
+  std::string got;
+  try {
+    f->run({mem.upload(a), mem.upload(b)}, {out},
+           sema::bind_arguments(fn, {{DType::kI32, {3, 40}}, {DType::kI32, {3, 40}}}), 0, nullptr, nullptr, 0);
+  } catch (const ir::Error& e) {
+    got = e.what();
+  }
+  EXPECT_EQ(got, errors("int_ops", {a, b}).first);
+  const NDArray after = mem.download(out);
+  EXPECT_EQ(std::memcmp(after.data(), sentinel.data(), 3 * 40 * sizeof(int32_t)), 0);
+  // A failed check (RoPE positions) too.
+  const NDArray q = random_array(DType::kF32, {1, 4, 2, 16}, rng), k = random_array(DType::kF32, {1, 4, 1, 16}, rng),
+                c = random_array(DType::kF32, {8, 16}, rng), s = random_array(DType::kF32, {8, 16}, rng);
+  NDArray pos = NDArray::empty(DType::kI64, {1, 4});
+  for (int64_t i = 0; i < 4; ++i) static_cast<int64_t*>(pos.data())[i] = 2 * i;
+  agree_on_device("rope_half", {q, k, c, s, pos});
+  static_cast<int64_t*>(pos.data())[2] = 9;
+  const auto [want, dev] = errors("rope_half", {q, k, c, s, pos});
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(dev, want);
+}
+
+TEST_F(CudaDevice, NothingIsLeftAllocatedOrLoadedTwice) {
+  // A workspace the caller gives is used as is; without one the call's own
+  // is freed on the stream. (Observed through the emulated driver only.)
+  if (!compiler::cuda::driver_status().takes_source) GTEST_SKIP() << "needs the emulated driver's counters";
+  void* lib = dlopen(compiler::cuda::driver_status().library.c_str(), RTLD_NOW);
+  ASSERT_NE(lib, nullptr);
+  auto live = reinterpret_cast<int64_t (*)()>(dlsym(lib, "tf_emu_live_allocations"));
+  auto loads = reinterpret_cast<int64_t (*)()>(dlsym(lib, "tf_emu_module_loads"));
+  ASSERT_TRUE(live && loads);
+  std::mt19937 rng(15);
+  const ir::Function& fn = *module_->lookup("two_stages");
+  const auto f = compiler::cuda::CudaFunction::compile(fn);
+  const int64_t before = live(), loaded = loads();
+  for (int64_t n : {2, 9}) {
+    const NDArray x = random_array(DType::kF32, {n, 70}, rng);
+    const auto got = run_on_device(*f, fn, {x});
+    EXPECT_EQ(compare(got[0], eval::evaluate(*module_, fn, {x})[0], tolerance(DType::kF32)), "");
+  }
+  EXPECT_EQ(live(), before);
+  EXPECT_EQ(loads(), loaded + 1);  // one load, at the first call; no extent loads again
 }
 
 }  // namespace

@@ -91,7 +91,10 @@ CudaProgram print_program(const LoweredEntry& e) {
 
 CudaProgram generate_cuda_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
                                   const std::vector<bool>& aliased) {
-  return print_program(lower_entry(inputs, outputs, aliased, Target::kCuda));
+  CudaProgram p = print_program(lower_entry(inputs, outputs, aliased, Target::kCuda));
+  p.aliased = aliased;
+  p.aliased.resize(outputs.size(), false);
+  return p;
 }
 
 CudaProgram generate_cuda(const ir::Function& fn) {

@@ -41,6 +41,7 @@ struct CudaProgram {
   std::vector<RuntimeScalar> scalars;
   std::string source;       // the prelude, tf_args and every kernel
   std::vector<CudaKernel> kernels;  // in launch order
+  std::vector<bool> aliased;  // per output: written in place of its input
   bool may_fail = false;    // a stage can record an error after another wrote
   std::string tir;          // the TIR the kernels were printed from
 };

@@ -1,0 +1,206 @@
+#include "core/compiler/cuda/driver.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "core/ir/error.h"
+
+namespace tf::compiler::cuda {
+namespace {
+
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kOutOfMemory = 2;
+constexpr int kAttrComputeMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrComputeMinor = 76;
+constexpr int kAttrMultiprocessors = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+
+DriverApi g_api{};
+DriverStatus g_status;
+
+template <typename F>
+bool bind(void* lib, const char* symbol, F* fn, std::string* why) {
+  *fn = reinterpret_cast<F>(dlsym(lib, symbol));
+  if (!*fn) *why = std::string("it lacks ") + symbol;
+  return *fn != nullptr;
+}
+
+bool bind_all(void* lib, std::string* why) {
+  DriverApi& a = g_api;
+  return bind(lib, "cuInit", &a.init, why) && bind(lib, "cuDriverGetVersion", &a.driver_version, why) &&
+         bind(lib, "cuDeviceGetCount", &a.device_count, why) && bind(lib, "cuDeviceGet", &a.device_get, why) &&
+         bind(lib, "cuDeviceGetAttribute", &a.device_attribute, why) &&
+         bind(lib, "cuDevicePrimaryCtxRetain", &a.primary_ctx_retain, why) &&
+         bind(lib, "cuCtxGetCurrent", &a.ctx_get_current, why) && bind(lib, "cuCtxPushCurrent_v2", &a.ctx_push, why) &&
+         bind(lib, "cuCtxPopCurrent_v2", &a.ctx_pop, why) &&
+         bind(lib, "cuModuleLoadData", &a.module_load_data, why) &&
+         bind(lib, "cuModuleUnload", &a.module_unload, why) &&
+         bind(lib, "cuModuleGetFunction", &a.module_function, why) && bind(lib, "cuLaunchKernel", &a.launch, why) &&
+         bind(lib, "cuMemAlloc_v2", &a.mem_alloc, why) && bind(lib, "cuMemFree_v2", &a.mem_free, why) &&
+         bind(lib, "cuMemAllocAsync", &a.mem_alloc_async, why) && bind(lib, "cuMemFreeAsync", &a.mem_free_async, why) &&
+         bind(lib, "cuMemsetD8Async", &a.memset_d8_async, why) &&
+         bind(lib, "cuMemcpyDtoHAsync_v2", &a.memcpy_dtoh_async, why) &&
+         bind(lib, "cuMemcpyDtoDAsync_v2", &a.memcpy_dtod_async, why) &&
+         bind(lib, "cuMemcpyHtoD_v2", &a.memcpy_htod, why) && bind(lib, "cuMemcpyDtoH_v2", &a.memcpy_dtoh, why) &&
+         bind(lib, "cuStreamSynchronize", &a.stream_synchronize, why) &&
+         bind(lib, "cuStreamIsCapturing", &a.stream_is_capturing, why) &&
+         bind(lib, "cuGetErrorName", &a.error_name, why) && bind(lib, "cuGetErrorString", &a.error_string, why);
+}
+
+std::string describe(CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (g_api.error_name) g_api.error_name(r, &name);
+  if (g_api.error_string) g_api.error_string(r, &text);
+  return std::string(name ? name : "CUDA error " + std::to_string(r)) + (text ? std::string(": ") + text : "");
+}
+
+void load() {
+  const char* env = std::getenv("TF_CUDA_DRIVER_LIBRARY");
+  const std::string path = env && *env ? env : "libcuda.so.1";
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* e = dlerror();
+    g_status.why = "the CUDA driver could not be loaded (" + (e ? std::string(e) : path + ": not found") +
+                   "); an NVIDIA GPU and its driver are needed";
+    return;
+  }
+  std::string why;
+  if (!bind_all(lib, &why)) {
+    g_status.why = "the CUDA driver " + path + " is too old: " + why;
+    return;
+  }
+  if (CUresult r = g_api.init(0); r != kSuccess) {
+    g_status.why = "cuInit failed: " + describe(r);
+    return;
+  }
+  g_api.driver_version(&g_status.version);
+  g_api.device_count(&g_status.devices);
+  if (g_status.devices <= 0) {
+    g_status.why = "the CUDA driver " + path + " sees no device";
+    return;
+  }
+  g_status.library = path;
+  g_status.takes_source = dlsym(lib, "tf_cuda_driver_takes_source") != nullptr;
+  g_status.available = true;
+}
+
+}  // namespace
+
+const DriverStatus& driver_status() {
+  static std::once_flag once;
+  std::call_once(once, load);
+  return g_status;
+}
+
+const DriverApi& driver() {
+  const DriverStatus& s = driver_status();
+  if (!s.available) ir::fail(ir::ErrorKind::kUnsupported, "the CUDA backend is unavailable: " + s.why);
+  return g_api;
+}
+
+void check(CUresult r, const char* what) {
+  if (r == kSuccess) return;
+  ir::fail(r == kOutOfMemory ? ir::ErrorKind::kOutOfMemory : ir::ErrorKind::kRuntime,
+           std::string(what) + ": " + describe(r));
+}
+
+namespace {
+
+int attribute(int device, int attr) {
+  const DriverApi& d = driver();
+  CUdevice dev = 0;
+  check(d.device_get(&dev, device), "cuDeviceGet");
+  int v = 0;
+  check(d.device_attribute(&v, attr, dev), "cuDeviceGetAttribute");
+  return v;
+}
+
+}  // namespace
+
+int compute_capability(int device) {
+  return 10 * attribute(device, kAttrComputeMajor) + attribute(device, kAttrComputeMinor);
+}
+
+int multiprocessor_count(int device) { return attribute(device, kAttrMultiprocessors); }
+
+namespace {
+
+// Primary contexts are retained once per device for the process's life (the
+// CUDA runtime holds them the same way).
+CUcontext primary_context(int device) {
+  static std::mutex mu;
+  static std::vector<CUcontext> contexts;
+  const DriverApi& d = driver();
+  const DriverStatus& s = driver_status();
+  if (device < 0 || device >= s.devices)
+    ir::fail(ir::ErrorKind::kInvalidArgument, "CUDA device " + std::to_string(device) + " does not exist (" +
+                                                  std::to_string(s.devices) + " device" +
+                                                  (s.devices == 1 ? "" : "s") + ")");
+  std::lock_guard<std::mutex> lock(mu);
+  if (contexts.empty()) contexts.assign(static_cast<size_t>(s.devices), nullptr);
+  CUcontext& c = contexts[static_cast<size_t>(device)];
+  if (!c) {
+    CUdevice dev = 0;
+    check(d.device_get(&dev, device), "cuDeviceGet");
+    check(d.primary_ctx_retain(&c, dev), "cuDevicePrimaryCtxRetain");
+  }
+  return c;
+}
+
+}  // namespace
+
+ContextScope::ContextScope(int device) {
+  const CUcontext want = primary_context(device);
+  const DriverApi& d = driver();
+  CUcontext current = nullptr;
+  check(d.ctx_get_current(&current), "cuCtxGetCurrent");
+  if (current == want) return;
+  check(d.ctx_push(want), "cuCtxPushCurrent");
+  pushed_ = true;
+}
+
+ContextScope::~ContextScope() {
+  if (!pushed_) return;
+  CUcontext popped = nullptr;
+  g_api.ctx_pop(&popped);
+}
+
+void* device_alloc(int device, size_t bytes) {
+  ContextScope scope(device);
+  CUdeviceptr p = 0;
+  check(driver().mem_alloc(&p, bytes == 0 ? 1 : bytes), "cuMemAlloc");
+  return reinterpret_cast<void*>(p);
+}
+
+void device_free(int device, void* p) {
+  if (p == nullptr) return;
+  try {
+    ContextScope scope(device);
+    driver().mem_free(reinterpret_cast<CUdeviceptr>(p));
+  } catch (const ir::Error&) {
+    // A deleter cannot report; the driver reclaims the memory with the process.
+  }
+}
+
+void copy_to_device(int device, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  ContextScope scope(device);
+  check(driver().memcpy_htod(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
+}
+
+void copy_to_host(int device, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  ContextScope scope(device);
+  check(driver().memcpy_dtoh(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+}
+
+bool stream_is_capturing(CUstream stream) {
+  int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+  check(driver().stream_is_capturing(stream, &status), "cuStreamIsCapturing");
+  return status != 0;
+}
+
+}  // namespace tf::compiler::cuda
