@@ -35,6 +35,15 @@ def _norm(s):
     return re.sub(r"\s*([(){};,*\[\]])\s*", r"\1", s)
 
 
+def _enum_lines(line):
+    """One line per value of an enum ("enum tf_backend TF_BACKEND_CUDA = 3"):
+    a value appended is an addition, not a change of the whole type."""
+    m = re.match(r"type typedef enum\s*\w*\{([^}]*)\}(\w+);$", line)
+    if not m:
+        return [line]
+    return ["enum %s %s" % (m.group(2), v) for v in m.group(1).split(",") if v]
+
+
 def surface(header_text):
     """(version (major, minor), sorted surface lines) of a header's text."""
     text = _strip(header_text)
@@ -47,8 +56,10 @@ def surface(header_text):
     body = re.sub(r"^\s*#.*$", " ", text, flags=re.M)  # preprocessor lines are done
     for decl in re.findall(r"TF_API\s+([^;]+);", body):
         lines.add("function " + _norm(decl))
-    for decl in re.findall(r"typedef\s+(?:struct|enum)[^{;]*\{[^}]*\}\s*\w+\s*;", body):
+    for decl in re.findall(r"typedef\s+struct[^{;]*\{[^}]*\}\s*\w+\s*;", body):
         lines.add("type " + _norm(decl))
+    for decl in re.findall(r"typedef\s+enum[^{;]*\{[^}]*\}\s*\w+\s*;", body):
+        lines.update(_enum_lines("type " + _norm(decl)))
     for decl in re.findall(r"typedef\s+struct\s+\w+\s*\*\s*\w+\s*;", body):
         lines.add("type " + _norm(decl))
     return version, sorted(lines)
@@ -62,7 +73,7 @@ def read_baseline(path):
     with open(path) as f:
         rows = [l.rstrip("\n") for l in f if l.strip() and not l.startswith("#")]
     major, minor = rows[0].split()[1].split(".")
-    return (int(major), int(minor)), rows[1:]
+    return (int(major), int(minor)), [e for l in rows[1:] for e in _enum_lines(l)]
 
 
 def write_baseline(path, version, lines):

@@ -86,6 +86,7 @@ ir::FunctionPtr find_function(const ir::Module& m, const std::string& fn) {
 std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string& fn,
                                               tf_backend requested) {
   ir::FunctionPtr f = find_function(*m, fn);
+  if (requested == TF_BACKEND_CUDA) return compile_cuda(std::move(m), std::move(f));
   std::shared_ptr<const compiler::CompiledFunction> native;
   std::shared_ptr<const spmd::SegmentPlan> segments;
   std::string reason;
@@ -117,6 +118,32 @@ std::shared_ptr<const Kernel> Kernel::compile(ir::ModulePtr m, const std::string
   k->segments_ = std::move(segments);
   k->fallback_reason_ = std::move(reason);
   return k;
+}
+
+std::shared_ptr<const Kernel> Kernel::compile_cuda(ir::ModulePtr m, ir::FunctionPtr f) {
+  if (const ir::MeshPtr mesh = spmd::function_mesh(*f); mesh && mesh->level == "device")
+    ir::fail(ErrorKind::kUnsupported, "'" + f->name() + "' is sharded over a device mesh; sharded functions do not "
+                                      "run on CUDA yet");
+  compiler::cuda::require_available();  // first: its reason is the clearest
+  auto k = std::make_shared<Kernel>(std::move(m), f, TF_BACKEND_CUDA, param_types(*f), result_types(*f));
+  k->cuda_ = compiler::cuda::CudaFunction::compile(*f);
+  // The code for the first device now, so that its first call does not
+  // compile (another device's is loaded at its first call).
+  k->cuda_->prepare(0);
+  return k;
+}
+
+void Kernel::run_cuda(const std::vector<sema::ArgDesc>& input_descs, const std::vector<runtime::NDArray>& inputs,
+                      const std::vector<runtime::NDArray>& outputs, int device, void* stream, void* workspace,
+                      uint64_t workspace_bytes) const {
+  TF_CHECK(cuda_ != nullptr, "run_cuda on a kernel compiled for CUDA");
+  const ir::DimBindings bindings = bind(input_descs).bindings;
+  cuda_->run(inputs, outputs, bindings, device, static_cast<compiler::cuda::CUstream>(stream), workspace,
+             workspace_bytes);
+}
+
+uint64_t Kernel::workspace_bytes(const std::vector<sema::ArgDesc>& input_descs) const {
+  return cuda_ ? cuda_->workspace_bytes(bind(input_descs).bindings) : 0;
 }
 
 std::shared_ptr<const Kernel> Kernel::with_native(ir::ModulePtr m, const std::string& fn,
@@ -156,6 +183,7 @@ const std::vector<sema::ArgDesc>& Kernel::output_descs(const std::vector<sema::A
 }
 
 std::vector<runtime::NDArray> Kernel::run(const std::vector<runtime::NDArray>& inputs) const {
+  TF_CHECK(cuda_ == nullptr, "a CUDA kernel runs through run_cuda");
   if (native_) {
     const Bound& b = bind(descs_of(inputs));
     ir::DimBindings bindings = b.bindings;  // b may be rebound by another kernel this thread runs

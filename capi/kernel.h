@@ -6,7 +6,9 @@
 // Backend selection: TF_BACKEND_NATIVE compiles through core/compiler; when
 // the code generator does not handle the function (or no C++ compiler can be
 // run) the Kernel runs on the reference evaluator and backend() says so;
-// fallback_reason() says why.
+// fallback_reason() says why. TF_BACKEND_CUDA compiles through
+// core/compiler/cuda and never falls back: what the CUDA target does not
+// compile, or a machine without the driver, fails the compile.
 #pragma once
 
 #include <memory>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "core/compiler/compiler.h"
+#include "core/compiler/cuda/cuda_function.h"
 #include "core/ir/module.h"
 #include "core/ir/shard.h"
 #include "core/runtime/ndarray.h"
@@ -84,6 +87,17 @@ class Kernel {
                 const std::vector<runtime::NDArray>& inputs,
                 const std::vector<runtime::NDArray>& outputs) const;
 
+  // A TF_BACKEND_CUDA kernel's code; null for the other backends.
+  const compiler::cuda::CudaFunction* cuda() const { return cuda_.get(); }
+  // Runs a CUDA kernel: `inputs` and `outputs` are views of device memory
+  // on `device`, checked like run_into's (outputs C-contiguous, disjoint
+  // from the inputs but for an in-place output, which is its input).
+  void run_cuda(const std::vector<sema::ArgDesc>& input_descs, const std::vector<runtime::NDArray>& inputs,
+                const std::vector<runtime::NDArray>& outputs, int device, void* stream, void* workspace,
+                uint64_t workspace_bytes) const;
+  // Device workspace a CUDA run on these inputs needs; 0 on other backends.
+  uint64_t workspace_bytes(const std::vector<sema::ArgDesc>& input_descs) const;
+
   // Why a native request runs on the evaluator; empty when it does not.
   const std::string& fallback_reason() const { return fallback_reason_; }
 
@@ -112,6 +126,7 @@ class Kernel {
     std::vector<sema::ArgDesc> outputs;
   };
   const Bound& bind(const std::vector<sema::ArgDesc>& inputs) const;
+  static std::shared_ptr<const Kernel> compile_cuda(ir::ModulePtr m, ir::FunctionPtr f);
   static uint64_t next_id();
 
   uint64_t id_;  // unique for the process's life (a memo key that is never reused)
@@ -124,6 +139,7 @@ class Kernel {
   std::shared_ptr<const compiler::CompiledFunction> native_;  // null: evaluator
   bool native_in_place_ = false;  // native_ writes every in-place output in place
   std::shared_ptr<const spmd::SegmentPlan> segments_;
+  std::shared_ptr<const compiler::cuda::CudaFunction> cuda_;
   std::string fallback_reason_;
 };
 

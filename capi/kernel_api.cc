@@ -4,7 +4,9 @@
 // untouched: (1) check every pointer and every tensor, (2) bind the inputs
 // and check every output tensor against the expected descriptions,
 // (3) compute into fresh arrays, and only then (4) copy into the caller's
-// outputs, a step that cannot fail after (2).
+// outputs, a step that cannot fail after (2). A CUDA kernel computes on
+// the device into the caller's outputs (cuda_function.h: one that can fail
+// at run time stages its results in device scratch first).
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "capi/managed_tensor.h"
 #include "capi/options.h"
 #include "capi/tensor_args.h"
+#include "core/compiler/cuda/cuda_function.h"
 #include "core/ir/error.h"
 
 namespace tf::capi {
@@ -158,6 +161,108 @@ runtime::NDArray owned(runtime::NDArray r, const std::vector<runtime::NDArray>& 
   return fresh;
 }
 
+// The device a call runs on, where every tensor of it must be: the cpu
+// for a kernel of another backend; for a CUDA kernel, the device of the
+// call's first tensor.
+DLDevice call_device(const Kernel& k, const DLTensor* first) {
+  if (k.backend() != TF_BACKEND_CUDA) return DLDevice{kDLCPU, 0};
+  if (first != nullptr && first->device.device_type == kDLCUDA && first->device.device_id >= 0) return first->device;
+  return DLDevice{kDLCUDA, 0};
+}
+
+void check_devices(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in, const DLTensor* out,
+                   size_t n_out, const DLDevice& device) {
+  for (size_t i = 0; i < n_in; ++i) require_device(in[i], device, k.name(), input_label(fn, k, i));
+  for (size_t i = 0; i < n_out; ++i) require_device(out[i], device, k.name(), output_label(fn, i));
+}
+
+// A CUDA kernel writes its outputs where they are: each must be
+// C-contiguous and share no memory with another argument (but for an
+// in-place output, which is its input: check_in_place).
+void check_cuda_outputs(const char* fn, const Kernel& k, const std::vector<runtime::NDArray>& inputs,
+                        const std::vector<runtime::NDArray>& outputs) {
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const runtime::NDArray& o = outputs[j];
+    if (!o.is_contiguous())
+      fail(TF_ERR_UNSUPPORTED, output_label(fn, j).str() + ": a CUDA kernel's output must be C-contiguous");
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (static_cast<int64_t>(i) != k.output_alias(j) && tensors_overlap(o, inputs[i]))
+        invalid(output_label(fn, j), "shares memory with input #" + std::to_string(i) + " (" + k.input_name(i) + ")");
+    for (size_t m = j + 1; m < outputs.size(); ++m)
+      if (tensors_overlap(o, outputs[m])) invalid(output_label(fn, j), "shares memory with output #" + std::to_string(m));
+  }
+}
+
+// tf_kernel_run[_with_options]: steps (1) to (4) of this file's order.
+void run_kernel(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in, DLTensor* out, size_t n_out,
+                const RunOptions& opts) {
+  // Per thread, reused: a warm call allocates nothing (no kernel calls back
+  // into tf_kernel_run, so one set per thread suffices).
+  thread_local struct {
+    std::vector<sema::ArgDesc> in_descs, expected;
+    sema::ArgDesc got;
+    std::vector<runtime::NDArray> inputs, outputs;
+  } s;
+  describe_inputs(fn, k, in, n_in, true, &s.in_descs);
+  s.expected = k.output_descs(s.in_descs);
+  checked_outputs(k, out, n_out, s.expected, &s.got, &s.outputs);
+  const DLDevice device = call_device(k, n_in ? in : out);
+  check_devices(fn, k, in, n_in, out, n_out, device);
+  view_inputs(fn, k, in, n_in, &s.inputs);
+  if (k.has_aliases()) check_in_place(fn, k, s.inputs, s.outputs);
+  if (k.backend() != TF_BACKEND_CUDA) return run_to(k, s.in_descs, s.inputs, s.outputs, s.expected);
+  check_cuda_outputs(fn, k, s.inputs, s.outputs);
+  k.run_cuda(s.in_descs, s.inputs, s.outputs, device.device_id, opts.stream, opts.workspace, opts.workspace_bytes);
+}
+
+// tf_kernel_call[_with_options] on a CUDA kernel: fresh device outputs (an
+// in-place output is its input), computed on the options' stream.
+std::vector<ManagedTensorPtr> call_cuda(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in,
+                                        const std::vector<sema::ArgDesc>& in_descs,
+                                        const std::vector<sema::ArgDesc>& expected, const RunOptions& opts) {
+  const DLDevice device = call_device(k, n_in ? in : nullptr);
+  check_devices(fn, k, in, n_in, nullptr, 0, device);
+  const std::vector<runtime::NDArray> inputs = view_inputs(fn, k, in, n_in);
+  std::vector<ManagedTensorPtr> managed;
+  std::vector<runtime::NDArray> outputs(expected.size());
+  for (size_t j = 0; j < expected.size(); ++j) {
+    const int64_t a = k.output_alias(j);
+    if (a < 0) {
+      managed.push_back(new_device_tensor(expected[j].dtype, expected[j].shape, device.device_id, &outputs[j]));
+      continue;
+    }
+    const size_t i = static_cast<size_t>(a);
+    require_no_self_overlap(in[i], in_descs[i], input_label(fn, k, i));
+    outputs[j] = inputs[i];
+    managed.push_back(device_view(inputs[i], device.device_id));
+  }
+  if (k.has_aliases()) check_in_place(fn, k, inputs, outputs);
+  check_cuda_outputs(fn, k, inputs, outputs);
+  k.run_cuda(in_descs, inputs, outputs, device.device_id, opts.stream, opts.workspace, opts.workspace_bytes);
+  return managed;
+}
+
+// tf_kernel_call[_with_options].
+void call_kernel(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in, DLManagedTensor** out,
+                 size_t n_out, const RunOptions& opts) {
+  const std::vector<sema::ArgDesc> in_descs = describe_inputs(fn, k, in, n_in, true);
+  const std::vector<sema::ArgDesc> expected = k.output_descs(in_descs);
+  check_array(out, n_out, fn, "out");
+  check_count(fn, "outputs", k.num_outputs(), n_out, k);
+  std::vector<ManagedTensorPtr> managed;
+  if (k.backend() == TF_BACKEND_CUDA) {
+    managed = call_cuda(fn, k, in, n_in, in_descs, expected, opts);
+  } else {
+    check_devices(fn, k, in, n_in, nullptr, 0, DLDevice{kDLCPU, 0});
+    auto inputs = view_inputs(fn, k, in, n_in);
+    std::vector<runtime::NDArray> results =
+        k.has_aliases() ? call_in_place(fn, k, in, in_descs, inputs, expected) : k.run(inputs);
+    for (size_t j = 0; j < results.size(); ++j)
+      managed.push_back(to_managed(k.output_alias(j) >= 0 ? results[j] : owned(std::move(results[j]), inputs)));
+  }
+  for (size_t i = 0; i < managed.size(); ++i) out[i] = managed[i].release();
+}
+
 void check_input_index(const char* fn, const Kernel& k, size_t i) {
   if (i < k.num_inputs()) return;
   fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": input index " + std::to_string(i) +
@@ -277,42 +382,54 @@ tf_status tf_kernel_output_alias(tf_kernel k, size_t i, int64_t* input) {
 
 tf_status tf_kernel_run(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out, size_t n_out) {
   TF_C_API_BEGIN
-  const char* fn = "tf_kernel_run";
+  tf::capi::run_kernel("tf_kernel_run", *kernel_of(k), in, n_in, out, n_out, {});
+  TF_C_API_END
+}
+
+tf_status tf_kernel_run_with_options(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out, size_t n_out,
+                                     const tf_run_options* opts) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_run_with_options";
   auto kernel = kernel_of(k);
-  // Per thread, reused: a warm call allocates nothing (no kernel calls back
-  // into tf_kernel_run, so one set per thread suffices).
-  thread_local struct {
-    std::vector<tf::sema::ArgDesc> in_descs, expected;
-    tf::sema::ArgDesc got;
-    std::vector<tf::runtime::NDArray> inputs, outputs;
-  } s;
-  tf::capi::describe_inputs(fn, *kernel, in, n_in, true, &s.in_descs);
-  s.expected = kernel->output_descs(s.in_descs);
-  tf::capi::view_inputs(fn, *kernel, in, n_in, &s.inputs);
-  tf::capi::checked_outputs(*kernel, out, n_out, s.expected, &s.got, &s.outputs);
-  if (kernel->has_aliases()) tf::capi::check_in_place(fn, *kernel, s.inputs, s.outputs);
-  tf::capi::run_to(*kernel, s.in_descs, s.inputs, s.outputs, s.expected);
+  tf::capi::run_kernel(fn, *kernel, in, n_in, out, n_out, tf::capi::run_options(fn, opts, kernel->backend()));
   TF_C_API_END
 }
 
 tf_status tf_kernel_call(tf_kernel k, const DLTensor* in, size_t n_in, DLManagedTensor** out,
                          size_t n_out) {
   TF_C_API_BEGIN
-  const char* fn = "tf_kernel_call";
+  tf::capi::call_kernel("tf_kernel_call", *kernel_of(k), in, n_in, out, n_out, {});
+  TF_C_API_END
+}
+
+tf_status tf_kernel_call_with_options(tf_kernel k, const DLTensor* in, size_t n_in, DLManagedTensor** out,
+                                      size_t n_out, const tf_run_options* opts) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_call_with_options";
   auto kernel = kernel_of(k);
-  const std::vector<tf::sema::ArgDesc> in_descs = tf::capi::describe_inputs(fn, *kernel, in, n_in, true);
-  const std::vector<tf::sema::ArgDesc> expected = kernel->output_descs(in_descs);
-  tf::capi::check_array(out, n_out, fn, "out");
-  tf::capi::check_count(fn, "outputs", kernel->num_outputs(), n_out, *kernel);
-  auto inputs = tf::capi::view_inputs(fn, *kernel, in, n_in);
-  std::vector<tf::runtime::NDArray> results =
-      kernel->has_aliases() ? tf::capi::call_in_place(fn, *kernel, in, in_descs, inputs, expected)
-                            : kernel->run(inputs);
-  std::vector<tf::capi::ManagedTensorPtr> managed;
-  for (size_t j = 0; j < results.size(); ++j)
-    managed.push_back(tf::capi::to_managed(kernel->output_alias(j) >= 0 ? results[j]
-                                                                          : tf::capi::owned(std::move(results[j]), inputs)));
-  for (size_t i = 0; i < managed.size(); ++i) out[i] = managed[i].release();
+  tf::capi::call_kernel(fn, *kernel, in, n_in, out, n_out, tf::capi::run_options(fn, opts, kernel->backend()));
+  TF_C_API_END
+}
+
+tf_status tf_kernel_workspace_size(tf_kernel k, const DLTensor* in, size_t n_in, uint64_t* bytes) {
+  TF_C_API_BEGIN
+  const char* fn = "tf_kernel_workspace_size";
+  auto kernel = kernel_of(k);
+  require_non_null(bytes, fn, "bytes");
+  *bytes = kernel->workspace_bytes(tf::capi::describe_inputs(fn, *kernel, in, n_in, false));
+  TF_C_API_END
+}
+
+tf_status tf_backend_available(int32_t backend) {
+  TF_C_API_BEGIN
+  switch (backend) {
+    case TF_BACKEND_NATIVE:
+    case TF_BACKEND_EVALUATOR:
+    case TF_BACKEND_VIRTUAL_MESH: break;
+    case TF_BACKEND_CUDA: tf::compiler::cuda::require_available(); break;
+    default:
+      tf::capi::fail(TF_ERR_INVALID_ARGUMENT, "tf_backend_available: unknown backend " + std::to_string(backend));
+  }
   TF_C_API_END
 }
 

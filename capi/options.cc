@@ -45,8 +45,29 @@ tf_backend requested_backend(const tf_compile_options* opts) {
     case TF_BACKEND_NATIVE: return TF_BACKEND_NATIVE;
     case TF_BACKEND_EVALUATOR: return TF_BACKEND_EVALUATOR;
     case TF_BACKEND_VIRTUAL_MESH: return TF_BACKEND_VIRTUAL_MESH;
+    case TF_BACKEND_CUDA: return TF_BACKEND_CUDA;
     default: invalid("unknown backend " + std::to_string(opts->backend));
   }
+}
+
+RunOptions run_options(const char* fn, const tf_run_options* opts, tf_backend backend) {
+  RunOptions r;
+  if (opts == nullptr) return r;
+  const auto bad = [&](const std::string& why) { fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": opts: " + why); };
+  constexpr size_t kMin = offsetof(tf_run_options, flags) + sizeof(uint32_t);
+  if (opts->struct_size < kMin || opts->struct_size > sizeof(tf_run_options))
+    bad("struct_size " + std::to_string(opts->struct_size) + " is outside [" + std::to_string(kMin) + ", " +
+        std::to_string(sizeof(tf_run_options)) + "]; set it to sizeof(tf_run_options)");
+  if (opts->flags != 0) bad("flags must be 0, but got " + std::to_string(opts->flags));
+  const auto has = [&](size_t offset, size_t size) { return opts->struct_size >= offset + size; };
+  if (has(offsetof(tf_run_options, stream), sizeof(void*))) r.stream = opts->stream;
+  if (has(offsetof(tf_run_options, workspace), sizeof(void*))) r.workspace = opts->workspace;
+  if (has(offsetof(tf_run_options, workspace_bytes), sizeof(uint64_t))) r.workspace_bytes = opts->workspace_bytes;
+  if (backend != TF_BACKEND_CUDA && (r.stream || r.workspace))
+    bad("a stream or a workspace is for a kernel compiled with TF_BACKEND_CUDA");
+  if (r.workspace == nullptr && r.workspace_bytes != 0)
+    bad("workspace_bytes is " + std::to_string(r.workspace_bytes) + " but workspace is NULL");
+  return r;
 }
 
 }  // namespace tf::capi

@@ -201,8 +201,11 @@ tf_status tf_kernel_call_rank(tf_kernel k, const DLTensor* in, size_t n_in, DLMa
                                            "' writes a result in place, which a rank's run does not do yet");
   tf::capi::check_communicator(fn, *kernel, comm);
   std::vector<tf::runtime::NDArray> shares;
-  for (size_t i = 0; i < n_in; ++i)
-    shares.push_back(tf::capi::view_tensor(in[i], tf::capi::TensorLabel(fn, "input", i, &kernel->input_name(i))));
+  for (size_t i = 0; i < n_in; ++i) {
+    const tf::capi::TensorLabel what(fn, "input", i, &kernel->input_name(i));
+    tf::capi::require_device(in[i], DLDevice{kDLCPU, 0}, kernel->name(), what);
+    shares.push_back(tf::capi::view_tensor(in[i], what));
+  }
   tf::capi::HostCommunicator host(*comm);
   std::vector<tf::runtime::NDArray> results = tf::spmd::run_rank(kernel->module(), kernel->function(), shares, host,
                                                                          (tf::capi::comm_flags(*comm) & TF_COMM_TRUSTED_CALLS)

@@ -30,11 +30,12 @@ const char* device_name(int32_t type) {
 
 
 void check_device(const DLTensor& t, const TensorLabel& what) {
-  if (t.device.device_type == kDLCPU) return;
+  if (t.device.device_type == kDLCPU || t.device.device_type == kDLCUDA) return;
   fail(TF_ERR_UNSUPPORTED, what.str() + ": device " + device_name(t.device.device_type) + " (type " +
                                std::to_string(t.device.device_type) +
-                               ") is not supported; only cpu tensors are accepted");
+                               ") is not supported; only cpu and cuda tensors are accepted");
 }
+
 
 void checked_shape(const DLTensor& t, const TensorLabel& what, std::vector<int64_t>* shape) {
   if (t.ndim < 0 || t.ndim > TF_MAX_NDIM) {
@@ -173,6 +174,9 @@ void view_tensor(const DLTensor& t, const TensorLabel& what, runtime::NDArray* o
   // arithmetic wraps (fuzz finding, tests/fuzz/regressions/kernel_run).
   static char empty_storage;
   DLTensor v = t;
+  // A device tensor's view only carries its address to the device's code:
+  // the caller has checked that the kernel runs there (require_device).
+  if (v.device.device_type == kDLCUDA) v.device = DLDevice{kDLCPU, 0};
   bool empty = v.ndim > 0 && v.shape != nullptr &&
                std::any_of(v.shape, v.shape + v.ndim, [](int64_t e) { return e == 0; });
   if (v.data == nullptr || empty) {
@@ -230,6 +234,25 @@ static std::pair<const char*, const char*> byte_span(const runtime::NDArray& a) 
 bool tensors_overlap(const runtime::NDArray& a, const runtime::NDArray& b) {
   auto sa = byte_span(a), sb = byte_span(b);
   return sa.first < sb.second && sb.first < sa.second;
+}
+
+std::string device_string(const DLDevice& d) {
+  std::string s = device_name(d.device_type);
+  return d.device_type == kDLCPU ? s : s + ":" + std::to_string(d.device_id);
+}
+
+void require_device(const DLTensor& t, const DLDevice& want, const std::string& kernel,
+                    const TensorLabel& what) {
+  if (t.device.device_type == want.device_type && (want.device_type == kDLCPU || t.device.device_id == want.device_id))
+    return;
+  const std::string runs_on = "'" + kernel + "'";
+  if (want.device_type == kDLCPU)
+    fail(TF_ERR_UNSUPPORTED, what.str() + ": a " + device_string(t.device) + " tensor, but " + runs_on +
+                                 " runs on the cpu (compile it with TF_BACKEND_CUDA to run it on a GPU)");
+  if (t.device.device_type != kDLCUDA || t.device.device_id < 0)
+    invalid(what, "a " + device_string(t.device) + " tensor, but " + runs_on + " runs on " + device_string(want));
+  invalid(what, "on " + device_string(t.device) + ", but " + runs_on + " runs on " + device_string(want) +
+                    ", where the call's first tensor is; every tensor of a call must be on one device");
 }
 
 void invalid(const TensorLabel& what, const std::string& why) {

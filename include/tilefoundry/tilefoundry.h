@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TF_VERSION_MAJOR 0
-#define TF_VERSION_MINOR 8
+#define TF_VERSION_MINOR 9
 #define TF_VERSION_PATCH 0
 /* (major << 16) | minor; tf_abi_version() returns the value the library was built with. */
 #define TF_ABI_VERSION ((TF_VERSION_MAJOR << 16) | TF_VERSION_MINOR)
@@ -81,7 +81,9 @@ typedef enum tf_status {
 typedef enum tf_backend {
   TF_BACKEND_NATIVE = 0,    /* compiled native code (falls back to the evaluator when unavailable) */
   TF_BACKEND_EVALUATOR = 1, /* the reference evaluator */
-  TF_BACKEND_VIRTUAL_MESH = 2 /* every rank of the mesh as a thread of this process (docs/sharding.md) */
+  TF_BACKEND_VIRTUAL_MESH = 2, /* every rank of the mesh as a thread of this process (docs/sharding.md) */
+  TF_BACKEND_CUDA = 3          /* CUDA C++ compiled at run time for an NVIDIA GPU: kDLCUDA tensors
+                                  (docs/cuda.md). Since 0.9. */
 } tf_backend;
 
 /* Options of tf_kernel_compile. Zero-initialize, then set struct_size =
@@ -192,6 +194,46 @@ TF_API tf_status tf_kernel_retain(tf_kernel k);
 TF_API void tf_kernel_release(tf_kernel k);
 
 TF_API void tf_string_free(char* s);
+
+/* --- running on a GPU ---------------------------------------------------- */
+/* TF_OK when `backend` (a tf_backend) can compile and run kernels in this
+ * process; otherwise TF_ERR_UNSUPPORTED, and tf_last_error() says why (for
+ * TF_BACKEND_CUDA: no NVIDIA driver, no device, no NVRTC). Since 0.9. */
+TF_API tf_status tf_backend_available(int32_t backend);
+
+/* Options of one run. Zero-initialize, then set struct_size =
+ * sizeof(tf_run_options); fields are only ever appended. Since 0.9. */
+typedef struct tf_run_options {
+  uint32_t struct_size;
+  uint32_t flags;           /* reserved, must be 0 */
+  /* TF_BACKEND_CUDA: the CUstream (cudaStream_t) the kernels are launched
+   * on, in order after the work already queued there; NULL is the legacy
+   * default stream. Must be NULL for the other backends. */
+  void* stream;
+  /* TF_BACKEND_CUDA: device memory of workspace_bytes on the tensors'
+   * device, at least tf_kernel_workspace_size for these inputs, that the
+   * call may use until its work on `stream` is done; NULL lets the call
+   * allocate it on `stream` (the driver's stream-ordered allocator). */
+  void* workspace;
+  uint64_t workspace_bytes;
+} tf_run_options;
+
+/* tf_kernel_run with options (opts may be NULL: the defaults). On
+ * TF_BACKEND_CUDA every tensor is kDLCUDA on one device, the outputs are
+ * C-contiguous, and the call returns once the work is queued on the
+ * stream; a kernel that can fail at run time (a check, an integer
+ * division) waits for it to report, writing its outputs only on success,
+ * and so cannot be captured into a CUDA graph. Since 0.9. */
+TF_API tf_status tf_kernel_run_with_options(tf_kernel k, const DLTensor* in, size_t n_in, DLTensor* out,
+                                            size_t n_out, const tf_run_options* opts);
+/* tf_kernel_call with options. On TF_BACKEND_CUDA the outputs are device
+ * memory of the inputs' device (their deleters free it, after waiting for
+ * the device). Since 0.9. */
+TF_API tf_status tf_kernel_call_with_options(tf_kernel k, const DLTensor* in, size_t n_in,
+                                             DLManagedTensor** out, size_t n_out, const tf_run_options* opts);
+/* Bytes of workspace a run of k on these inputs needs (tf_run_options);
+ * 0 for a kernel that needs none (every backend but TF_BACKEND_CUDA). Since 0.9. */
+TF_API tf_status tf_kernel_workspace_size(tf_kernel k, const DLTensor* in, size_t n_in, uint64_t* bytes);
 
 /* --- shapes as data ----------------------------------------------------- */
 /* The signature's shape rules, for computing output shapes (symbolic ones

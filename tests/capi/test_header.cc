@@ -17,6 +17,14 @@ static_assert(sizeof(((tf_compile_options*)nullptr)->reserved) == 5 * sizeof(uin
 static_assert(std::is_standard_layout<tf_compile_options>::value, "C layout");
 static_assert(std::is_trivial<tf_compile_options>::value, "C layout");
 static_assert(sizeof(tf_memory_stats) == 64, "tf_memory_stats size is ABI");
+static_assert(sizeof(tf_run_options) == 32, "tf_run_options size is ABI");
+static_assert(offsetof(tf_run_options, struct_size) == 0, "struct_size must come first");
+static_assert(offsetof(tf_run_options, flags) == 4, "flags offset is ABI");
+static_assert(offsetof(tf_run_options, stream) == 8, "stream offset is ABI");
+static_assert(offsetof(tf_run_options, workspace) == 16, "workspace offset is ABI");
+static_assert(offsetof(tf_run_options, workspace_bytes) == 24, "workspace_bytes offset is ABI");
+static_assert(std::is_trivial<tf_run_options>::value, "C layout");
+static_assert(TF_BACKEND_CUDA == 3, "backend values are ABI");
 static_assert(offsetof(tf_memory_stats, struct_size) == 0, "struct_size must come first");
 static_assert(offsetof(tf_memory_stats, bytes_in_use) == 8, "bytes_in_use offset is ABI");
 static_assert(offsetof(tf_memory_stats, cache_limit) == 32, "cache_limit offset is ABI");

@@ -253,10 +253,13 @@ static void test_bad_tensors(tf_kernel rms, tf_kernel two) {
   /* Devices. */
   RESET();
   in[1].device.device_type = kDLCUDA;
-  expect_run_error(rms, in, 2, out, 1, TF_ERR_UNSUPPORTED, "input #1 (w): device cuda", 1);
+  expect_run_error(rms, in, 2, out, 1, TF_ERR_UNSUPPORTED, "input #1 (w): a cuda:0 tensor, but 'rmsnorm' runs on the cpu", 1);
   RESET();
   out[0].device.device_type = kDLCUDA;
-  expect_run_error(rms, in, 2, out, 1, TF_ERR_UNSUPPORTED, "output #0: device cuda", 0);
+  expect_run_error(rms, in, 2, out, 1, TF_ERR_UNSUPPORTED, "output #0: a cuda:0 tensor", 0);
+  RESET();
+  in[0].device.device_type = kDLVulkan;
+  expect_run_error(rms, in, 2, out, 1, TF_ERR_UNSUPPORTED, "input #0 (x): device vulkan", 1);
 
   /* Malformed DLTensors. */
   RESET();

@@ -69,6 +69,30 @@ def test_changed_enum_value_fails(tree):
     assert abi.check(str(header), str(baseline)) == 1
 
 
+def test_appended_enum_value_is_an_addition(tree, capsys):
+    header, baseline, symbols = tree
+    (major, minor), _ = abi.read_baseline(str(baseline))
+    edit(header, "TF_ERR_INVALID_HANDLE = 10", "TF_ERR_INVALID_HANDLE = 10,\n  TF_ERR_NEW = 11")
+    assert abi.check(str(header), str(baseline)) == 1  # still needs a bump
+    set_version(header, major, minor + 1)
+    assert abi.update(str(header), str(baseline), str(symbols)) == 0
+    assert "enum tf_status TF_ERR_NEW = 11" in baseline.read_text()
+    # A value changed is not: the old value's line is gone.
+    edit(header, "TF_ERR_NEW = 11", "TF_ERR_NEW = 12")
+    set_version(header, major, minor + 2)
+    assert abi.update(str(header), str(baseline), str(symbols)) == 1
+    assert "- enum tf_status TF_ERR_NEW = 11" in capsys.readouterr().out
+
+
+def test_baseline_with_whole_enum_lines_reads_per_value(tree):
+    header, baseline, _ = tree
+    text = baseline.read_text()
+    values = [l for l in text.splitlines() if l.startswith("enum tf_backend ")]
+    whole = "type typedef enum tf_backend{%s}tf_backend;" % ",".join(l.split(" ", 2)[2] for l in values)
+    baseline.write_text("\n".join(l for l in text.splitlines() if l not in values) + "\n" + whole + "\n")
+    assert abi.check(str(header), str(baseline)) == 0
+
+
 def test_addition_with_minor_bump_is_recorded(tree):
     header, baseline, symbols = tree
     (major, minor), _ = abi.read_baseline(str(baseline))
