@@ -1,20 +1,22 @@
-/* TF_BACKEND_CUDA through the C ABI, in one of two modes (argv[1]):
+/* TF_BACKEND_CUDA through the C ABI, in one of three modes (argv[1]):
  *
  *  absent    no CUDA driver can be loaded (TF_CUDA_DRIVER_LIBRARY names
  *            none): the backend says it is unavailable and why, compiling
  *            for it fails the same way, CPU kernels are unaffected and
  *            refuse cuda tensors.
  *  emulated  the emulated device (TF_CUDA_DRIVER_LIBRARY is
- *            libtf_emulated_cuda.so, whose device memory is host memory):
- *            results against a double-precision reference, the caller's
- *            stream and workspace used as given (no allocation, no
- *            synchronization for a kernel that cannot fail, so a CUDA graph
- *            can capture it), library-allocated workspace and outputs freed,
- *            run-time errors with nothing written, and every device mistake
- *            a clear error.
+ *            libtf_emulated_cuda.so), whose counters also show that the
+ *            caller's stream and workspace are used as given, that a kernel
+ *            that cannot fail neither allocates nor synchronizes (so a CUDA
+ *            graph can capture it), and that what a call allocates is freed.
+ *  device    a GPU (libcuda.so.1): everything but the counters.
  *
- * The mode is stated by the test's registration, so a machine where the
- * mode does not hold fails instead of passing a different test. */
+ * In the last two the test's tensors live in device memory it allocates
+ * through the driver API, like any CUDA user's: results against a
+ * double-precision reference, run-time errors with nothing written, and
+ * every device mistake a clear error. The mode is stated by the test's
+ * registration, so a machine where it does not hold fails instead of
+ * passing a different test. */
 #include <dlfcn.h>
 #include <math.h>
 
@@ -55,25 +57,60 @@ static const char* kSrc =
     "def scale_large(x: Tensor[(S, 4), f32]) -> Tensor[(S, 4), f32]:\n"
     "    return x * 3.0\n";
 
-/* What the emulated driver lets a test observe. */
+/* The driver calls the test makes itself, as a CUDA user would. */
+static struct {
+  int (*device_get)(int*, int);
+  int (*primary_ctx_retain)(void**, int);
+  int (*ctx_set_current)(void*);
+  int (*mem_alloc)(uint64_t*, size_t);
+  int (*mem_free)(uint64_t);
+  int (*htod)(uint64_t, const void*, size_t);
+  int (*dtoh)(void*, uint64_t, size_t);
+  int (*stream_create)(void**, unsigned);
+  int (*stream_destroy)(void*);
+  int (*stream_synchronize)(void*);
+} drv;
+
+/* What the emulated driver lets a test observe (NULL on a GPU). */
 static struct {
   int64_t (*launches)(void);
   int64_t (*synchronizations)(void);
   int64_t (*live_allocations)(void);
-  int64_t (*module_loads)(void);
   int64_t (*plain_allocations)(void);
+  int64_t (*module_loads)(void);
   const void* (*last_stream)(void);
   void (*set_capturing)(const void*, int);
 } emu;
 
-static void bind_emulator(void) {
+static void give_up(const char* why) {
+  fprintf(stderr, "%s\n", why);
+  printf("%d passed, %d failed\n", tf_test_passed, tf_test_failed + 1);
+  exit(1);
+}
+
+/* Binds the driver the library loaded (the same file) and makes device 0's
+ * primary context current. */
+static void bind_driver(int emulated) {
   const char* path = getenv("TF_CUDA_DRIVER_LIBRARY");
-  void* lib = path ? dlopen(path, RTLD_NOW) : NULL;
-  if (lib == NULL) {
-    fprintf(stderr, "the emulated driver is not loaded: %s\n", path ? path : "TF_CUDA_DRIVER_LIBRARY unset");
-    printf("%d passed, %d failed\n", tf_test_passed, tf_test_failed + 1);
-    exit(1);
-  }
+  void* lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
+  void* ctx = NULL;
+  int dev = 0;
+  if (lib == NULL) give_up("the CUDA driver cannot be opened");
+  *(void**)(&drv.device_get) = dlsym(lib, "cuDeviceGet");
+  *(void**)(&drv.primary_ctx_retain) = dlsym(lib, "cuDevicePrimaryCtxRetain");
+  *(void**)(&drv.ctx_set_current) = dlsym(lib, "cuCtxSetCurrent");
+  *(void**)(&drv.mem_alloc) = dlsym(lib, "cuMemAlloc_v2");
+  *(void**)(&drv.mem_free) = dlsym(lib, "cuMemFree_v2");
+  *(void**)(&drv.htod) = dlsym(lib, "cuMemcpyHtoD_v2");
+  *(void**)(&drv.dtoh) = dlsym(lib, "cuMemcpyDtoH_v2");
+  *(void**)(&drv.stream_create) = dlsym(lib, "cuStreamCreate");
+  *(void**)(&drv.stream_destroy) = dlsym(lib, "cuStreamDestroy_v2");
+  *(void**)(&drv.stream_synchronize) = dlsym(lib, "cuStreamSynchronize");
+  if (!drv.device_get || !drv.primary_ctx_retain || !drv.ctx_set_current || !drv.mem_alloc || !drv.mem_free ||
+      !drv.htod || !drv.dtoh || !drv.stream_create || !drv.stream_destroy || !drv.stream_synchronize)
+    give_up("the CUDA driver lacks a function the test calls");
+  if (drv.device_get(&dev, 0) != 0 || drv.primary_ctx_retain(&ctx, dev) != 0 || drv.ctx_set_current(ctx) != 0)
+    give_up("cannot make device 0's primary context current");
   *(void**)(&emu.launches) = dlsym(lib, "tf_emu_launches");
   *(void**)(&emu.synchronizations) = dlsym(lib, "tf_emu_synchronizations");
   *(void**)(&emu.live_allocations) = dlsym(lib, "tf_emu_live_allocations");
@@ -81,8 +118,40 @@ static void bind_emulator(void) {
   *(void**)(&emu.module_loads) = dlsym(lib, "tf_emu_module_loads");
   *(void**)(&emu.last_stream) = dlsym(lib, "tf_emu_last_stream");
   *(void**)(&emu.set_capturing) = dlsym(lib, "tf_emu_set_capturing");
-  CHECK(emu.launches && emu.synchronizations && emu.live_allocations && emu.plain_allocations && emu.module_loads &&
-        emu.last_stream && emu.set_capturing);
+  CHECK(emulated == (emu.launches && emu.synchronizations && emu.live_allocations && emu.plain_allocations &&
+                     emu.module_loads && emu.last_stream && emu.set_capturing));
+}
+
+static void* dev_alloc(size_t bytes) {
+  uint64_t p = 0;
+  if (drv.mem_alloc(&p, bytes) != 0) give_up("cuMemAlloc failed");
+  return (void*)(uintptr_t)p;
+}
+static void dev_free(void* p) { drv.mem_free((uint64_t)(uintptr_t)p); }
+static void upload(void* dst, const void* src, size_t bytes) {
+  if (drv.htod((uint64_t)(uintptr_t)dst, src, bytes) != 0) give_up("cuMemcpyHtoD failed");
+}
+static void download(void* dst, const void* src, size_t bytes) {
+  if (drv.dtoh(dst, (uint64_t)(uintptr_t)src, bytes) != 0) give_up("cuMemcpyDtoH failed");
+}
+/* A copy of host memory on the device. */
+static void* dev_copy(const void* src, size_t bytes) {
+  void* d = dev_alloc(bytes);
+  upload(d, src, bytes);
+  return d;
+}
+/* Whether the device bytes at d still hold the sentinel. */
+static int dev_untouched(const void* d, size_t bytes) {
+  unsigned char h[512];
+  if (bytes > sizeof h) give_up("dev_untouched: too large");
+  download(h, d, bytes);
+  return tf_test_untouched(h, bytes);
+}
+static void dev_fill_sentinel(void* d, size_t bytes) {
+  unsigned char h[512];
+  if (bytes > sizeof h) give_up("dev_fill_sentinel: too large");
+  tf_test_fill_sentinel(h, bytes);
+  upload(d, h, bytes);
 }
 
 static tf_kernel compile_for(tf_module m, const char* fn, int32_t backend, tf_status* status) {
@@ -129,6 +198,13 @@ static double max_rms_err(const float* y) {
   return m;
 }
 
+/* The rmsnorm error of a device result. */
+static double dev_rms_err(const void* d) {
+  float y[ROWS * COLS];
+  download(y, d, sizeof y);
+  return max_rms_err(y);
+}
+
 static void absent(void) {
   tf_module m = tf_test_parse(kSrc);
   tf_status s;
@@ -155,63 +231,73 @@ static void absent(void) {
   tf_module_release(m);
 }
 
-static void emulated(void) {
+static void on_a_device(int emulated) {
   tf_module m = tf_test_parse(kSrc);
   tf_status s;
   tf_kernel k, div, two;
   int32_t backend = -1;
-  float y[ROWS * COLS];
-  static double workspace[1024]; /* device memory is host memory here */
   uint64_t need = 0;
-  int64_t launches, syncs, live, plain;
+  int64_t launches = 0, syncs = 0, live = 0, plain = 0;
   DLTensor in[2], out[1];
   DLManagedTensor* called[2] = {NULL, NULL};
-  void* const stream = (void*)(uintptr_t)0x5eed;
+  void *stream = NULL, *workspace, *x, *w, *y;
+  const size_t ws_bytes = 1 << 16;
   tf_run_options o;
   const DLDataType f32 = tf_test_dtype(kDLFloat, 32), i32 = tf_test_dtype(kDLInt, 32);
 
   CHECK_OK(tf_backend_available(TF_BACKEND_CUDA));
-  bind_emulator();
+  bind_driver(emulated);
+  if (drv.stream_create(&stream, 0) != 0) give_up("cuStreamCreate failed");
+  workspace = dev_alloc(ws_bytes);
+  x = dev_copy(x_, sizeof x_);
+  w = dev_copy(w_, sizeof w_);
+  y = dev_alloc(sizeof x_);
   k = compile_for(m, "rmsnorm", TF_BACKEND_CUDA, &s);
   CHECK_OK(s);
   CHECK_OK(tf_kernel_backend(k, &backend));
   CHECK(backend == TF_BACKEND_CUDA);
-  in[0] = on_cuda(tf_test_tensor(x_, f32, 2, x_shape), 0);
-  in[1] = on_cuda(tf_test_tensor(w_, f32, 1, w_shape), 0);
+  in[0] = on_cuda(tf_test_tensor(x, f32, 2, x_shape), 0);
+  in[1] = on_cuda(tf_test_tensor(w, f32, 1, w_shape), 0);
   out[0] = on_cuda(tf_test_tensor(y, f32, 2, x_shape), 0);
 
   /* The caller's stream and workspace: queued there, nothing allocated,
    * no synchronization. */
   CHECK_OK(tf_kernel_workspace_size(k, in, 2, &need));
-  CHECK(need > 0 && need <= sizeof workspace);
-  launches = emu.launches();
-  syncs = emu.synchronizations();
-  live = emu.live_allocations();
-  plain = emu.plain_allocations();
-  o = options(stream, workspace, sizeof workspace);
-  tf_test_fill_sentinel(y, sizeof y);
+  CHECK(need > 0 && need <= ws_bytes);
+  if (emulated) {
+    launches = emu.launches();
+    syncs = emu.synchronizations();
+    live = emu.live_allocations();
+    plain = emu.plain_allocations();
+  }
+  o = options(stream, workspace, ws_bytes);
+  dev_fill_sentinel(y, sizeof x_);
   CHECK_OK(tf_kernel_run_with_options(k, in, 2, out, 1, &o));
-  CHECK(max_rms_err(y) < 1e-5);
-  CHECK(emu.launches() > launches);
-  CHECK(emu.last_stream() == stream);
-  CHECK(emu.synchronizations() == syncs);
-  CHECK(emu.live_allocations() == live && emu.plain_allocations() == plain);
-  /* Captured into a graph: the same call works as well. */
-  emu.set_capturing(stream, 1);
-  tf_test_fill_sentinel(y, sizeof y);
-  CHECK_OK(tf_kernel_run_with_options(k, in, 2, out, 1, &o));
-  CHECK(max_rms_err(y) < 1e-5);
-  emu.set_capturing(stream, 0);
+  if (emulated) {
+    CHECK(emu.launches() > launches);
+    CHECK(emu.last_stream() == stream);
+    CHECK(emu.synchronizations() == syncs);
+    CHECK(emu.live_allocations() == live && emu.plain_allocations() == plain);
+  }
+  drv.stream_synchronize(stream);
+  CHECK(dev_rms_err(y) < 1e-5);
+  if (emulated) {
+    /* Captured into a graph: the same call works as well. */
+    emu.set_capturing(stream, 1);
+    dev_fill_sentinel(y, sizeof x_);
+    CHECK_OK(tf_kernel_run_with_options(k, in, 2, out, 1, &o));
+    emu.set_capturing(stream, 0);
+    CHECK(dev_rms_err(y) < 1e-5);
+  }
 
   /* Without a workspace: allocated on the stream, and freed. */
-  tf_test_fill_sentinel(y, sizeof y);
+  dev_fill_sentinel(y, sizeof x_);
   CHECK_OK(tf_kernel_run(k, in, 2, out, 1));
-  CHECK(max_rms_err(y) < 1e-5);
-  CHECK(emu.last_stream() == NULL);
-  CHECK(emu.live_allocations() == live);
+  CHECK(dev_rms_err(y) < 1e-5);
+  if (emulated) CHECK(emu.last_stream() == NULL && emu.live_allocations() == live);
 
   /* Too small a workspace, or mistakes of the options: nothing written. */
-  tf_test_fill_sentinel(y, sizeof y);
+  dev_fill_sentinel(y, sizeof x_);
   o = options(stream, workspace, need - 1);
   CHECK_STATUS(tf_kernel_run_with_options(k, in, 2, out, 1, &o), TF_ERR_INVALID_ARGUMENT, "workspace holds");
   o = options(stream, NULL, 64);
@@ -223,36 +309,30 @@ static void emulated(void) {
   o = options(stream, NULL, 0);
   o.struct_size = 2;
   CHECK_STATUS(tf_kernel_run_with_options(k, in, 2, out, 1, &o), TF_ERR_INVALID_ARGUMENT, "struct_size 2");
-  CHECK(tf_test_untouched(y, sizeof y));
 
   /* Devices: one per call, the kernel's kind, one that exists. */
   in[1] = tf_test_tensor(w_, f32, 1, w_shape);
   CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_INVALID_ARGUMENT,
                "input #1 (w): a cpu tensor, but 'rmsnorm' runs on cuda:0");
-  in[1] = on_cuda(in[1], 1);
+  in[1] = on_cuda(tf_test_tensor(w, f32, 1, w_shape), 1);
   CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_INVALID_ARGUMENT,
                "input #1 (w): on cuda:1, but 'rmsnorm' runs on cuda:0, where the call's first tensor is");
-  in[0] = on_cuda(in[0], 7);
-  in[1] = on_cuda(in[1], 7);
-  out[0] = on_cuda(out[0], 7);
-  CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_INVALID_ARGUMENT, "CUDA device 7 does not exist");
-  CHECK(tf_test_untouched(y, sizeof y));
-  /* The second device: its code is loaded at its first call. */
-  in[0] = on_cuda(in[0], 1);
-  in[1] = on_cuda(in[1], 1);
-  out[0] = on_cuda(out[0], 1);
-  CHECK_OK(tf_kernel_run(k, in, 2, out, 1));
-  CHECK(max_rms_err(y) < 1e-5);
+  in[0] = on_cuda(in[0], 77);
+  in[1] = on_cuda(in[1], 77);
+  out[0] = on_cuda(out[0], 77);
+  CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_INVALID_ARGUMENT, "CUDA device 77 does not exist");
+  CHECK(dev_untouched(y, sizeof x_));
   in[0] = on_cuda(in[0], 0);
   in[1] = on_cuda(in[1], 0);
   out[0] = on_cuda(out[0], 0);
   /* A stream for a CPU kernel is a mistake. */
   {
     tf_kernel cpu = tf_test_compile(m, "rmsnorm");
+    float hy[ROWS * COLS];
     DLTensor cin[2], cout[1];
     cin[0] = tf_test_tensor(x_, f32, 2, x_shape);
     cin[1] = tf_test_tensor(w_, f32, 1, w_shape);
-    cout[0] = tf_test_tensor(y, f32, 2, x_shape);
+    cout[0] = tf_test_tensor(hy, f32, 2, x_shape);
     o = options(stream, NULL, 0);
     CHECK_STATUS(tf_kernel_run_with_options(cpu, cin, 2, cout, 1, &o), TF_ERR_INVALID_ARGUMENT,
                  "a stream or a workspace is for a kernel compiled with TF_BACKEND_CUDA");
@@ -264,26 +344,31 @@ static void emulated(void) {
   {
     int64_t strides[2] = {1, ROWS};
     out[0].strides = strides;
-    CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_UNSUPPORTED, "output #0: a CUDA kernel's output must be C-contiguous");
+    CHECK_STATUS(tf_kernel_run(k, in, 2, out, 1), TF_ERR_UNSUPPORTED,
+                 "output #0: a CUDA kernel's output must be C-contiguous");
     out[0].strides = NULL;
   }
 
   /* tf_kernel_call: device outputs, freed by their deleters. */
-  live = emu.live_allocations();
+  if (emulated) live = emu.live_allocations();
   CHECK_OK(tf_kernel_call(k, in, 2, called, 1));
   CHECK(called[0] != NULL && called[0]->dl_tensor.device.device_type == kDLCUDA &&
         called[0]->dl_tensor.device.device_id == 0 && called[0]->dl_tensor.ndim == 2 &&
         called[0]->dl_tensor.shape[0] == ROWS && called[0]->dl_tensor.shape[1] == COLS);
-  CHECK(emu.live_allocations() == live + 1);
+  if (emulated) CHECK(emu.live_allocations() == live + 1);
   if (called[0] != NULL) {
-    CHECK(max_rms_err((const float*)called[0]->dl_tensor.data) < 1e-5);
+    CHECK(dev_rms_err(called[0]->dl_tensor.data) < 1e-5);
     called[0]->deleter(called[0]);
   }
-  CHECK(emu.live_allocations() == live);
+  if (emulated) CHECK(emu.live_allocations() == live);
   o = options(stream, NULL, 0);
   CHECK_OK(tf_kernel_call_with_options(k, in, 2, called, 1, &o));
-  CHECK(emu.last_stream() == stream);
-  if (called[0] != NULL) called[0]->deleter(called[0]);
+  if (emulated) CHECK(emu.last_stream() == stream);
+  if (called[0] != NULL) {
+    drv.stream_synchronize(stream);
+    CHECK(dev_rms_err(called[0]->dl_tensor.data) < 1e-5);
+    called[0]->deleter(called[0]);
+  }
 
   /* A run-time error: the evaluator's message, the output untouched, and
    * the stream synchronized to learn it; refused under graph capture. */
@@ -292,36 +377,44 @@ static void emulated(void) {
   {
     int32_t a[4] = {7, -7, 9, 1}, b[4] = {2, 2, 0, 1}, q[4];
     int64_t n4[1] = {4};
+    void *da = dev_copy(a, sizeof a), *db = dev_copy(b, sizeof b), *dq = dev_alloc(sizeof q);
     DLTensor din[2], dout[1];
-    din[0] = on_cuda(tf_test_tensor(a, i32, 1, n4), 0);
-    din[1] = on_cuda(tf_test_tensor(b, i32, 1, n4), 0);
-    dout[0] = on_cuda(tf_test_tensor(q, i32, 1, n4), 0);
-    syncs = emu.synchronizations();
-    tf_test_fill_sentinel(q, sizeof q);
+    din[0] = on_cuda(tf_test_tensor(da, i32, 1, n4), 0);
+    din[1] = on_cuda(tf_test_tensor(db, i32, 1, n4), 0);
+    dout[0] = on_cuda(tf_test_tensor(dq, i32, 1, n4), 0);
+    if (emulated) syncs = emu.synchronizations();
+    dev_fill_sentinel(dq, sizeof q);
     CHECK_STATUS(tf_kernel_run(div, din, 2, dout, 1), TF_ERR_RUNTIME, "division by zero");
-    CHECK(tf_test_untouched(q, sizeof q));
-    CHECK(emu.synchronizations() > syncs);
+    CHECK(dev_untouched(dq, sizeof q));
+    if (emulated) CHECK(emu.synchronizations() > syncs);
     b[2] = 3;
+    upload(db, b, sizeof b);
     CHECK_OK(tf_kernel_run(div, din, 2, dout, 1));
+    download(q, dq, sizeof q);
     CHECK(q[0] == 3 && q[1] == -4 && q[2] == 3 && q[3] == 1); /* floor division, as torch */
-    emu.set_capturing(stream, 1);
-    o = options(stream, NULL, 0);
-    CHECK_STATUS(tf_kernel_run_with_options(div, din, 2, dout, 1, &o), TF_ERR_UNSUPPORTED,
-                 "which a CUDA graph cannot capture");
-    emu.set_capturing(stream, 0);
+    if (emulated) {
+      emu.set_capturing(stream, 1);
+      o = options(stream, NULL, 0);
+      CHECK_STATUS(tf_kernel_run_with_options(div, din, 2, dout, 1, &o), TF_ERR_UNSUPPORTED,
+                   "which a CUDA graph cannot capture");
+      emu.set_capturing(stream, 0);
+    }
+    dev_free(da);
+    dev_free(db);
+    dev_free(dq);
   }
-  CHECK(emu.live_allocations() == live);
 
   /* Two outputs from two stages. */
   two = compile_for(m, "two", TF_BACKEND_CUDA, &s);
   CHECK_OK(s);
-  live = emu.live_allocations();
+  if (emulated) live = emu.live_allocations();
   CHECK_OK(tf_kernel_call(two, in, 1, called, 2));
   if (called[0] != NULL && called[1] != NULL) {
-    const float* sm = (const float*)called[0]->dl_tensor.data;
-    const float* rs = (const float*)called[1]->dl_tensor.data;
+    float sm[ROWS * COLS], rs[ROWS];
     int r, c;
     double err = 0;
+    download(sm, called[0]->dl_tensor.data, sizeof sm);
+    download(rs, called[1]->dl_tensor.data, sizeof rs);
     for (r = 0; r < ROWS; ++r) {
       double mx = -1e30, z = 0, sum = 0;
       for (c = 0; c < COLS; ++c) mx = x_[r * COLS + c] > mx ? x_[r * COLS + c] : mx;
@@ -336,28 +429,29 @@ static void emulated(void) {
     called[0]->deleter(called[0]);
     called[1]->deleter(called[1]);
   }
-  CHECK(emu.live_allocations() == live);
+  if (emulated) CHECK(emu.live_allocations() == live);
 
   /* Shape dispatch: each variant is loaded once, at compile; a call picks
    * one by the extent, and no extent loads (or compiles) anything again. */
   {
     tf_kernel sc;
-    int64_t loads = emu.module_loads(), shape[2] = {1, COLS};
+    int64_t loads = emulated ? emu.module_loads() : 0, shape[2] = {1, COLS};
     float z[ROWS * COLS];
     int rows, j, ok = 1;
     DLTensor sin[1], sout[1];
     sc = compile_for(m, "scale", TF_BACKEND_CUDA, &s);
     CHECK_OK(s);
-    CHECK(emu.module_loads() == loads + 2);
+    if (emulated) CHECK(emu.module_loads() == loads + 2);
     for (rows = 1; rows <= ROWS; ++rows) {
       shape[0] = rows;
-      sin[0] = on_cuda(tf_test_tensor(x_, f32, 2, shape), 0);
-      sout[0] = on_cuda(tf_test_tensor(z, f32, 2, shape), 0);
+      sin[0] = on_cuda(tf_test_tensor(x, f32, 2, shape), 0);
+      sout[0] = on_cuda(tf_test_tensor(y, f32, 2, shape), 0);
       CHECK_OK(tf_kernel_run(sc, sin, 1, sout, 1));
+      download(z, y, (size_t)rows * COLS * sizeof(float));
       for (j = 0; j < rows * COLS; ++j) ok = ok && z[j] == x_[j] * (rows < 4 ? 2.0f : 3.0f);
     }
     CHECK(ok);
-    CHECK(emu.module_loads() == loads + 2);
+    if (emulated) CHECK(emu.module_loads() == loads + 2);
     tf_kernel_release(sc);
   }
 
@@ -377,6 +471,11 @@ static void emulated(void) {
   tf_kernel_release(div);
   tf_kernel_release(k);
   tf_module_release(m);
+  dev_free(x);
+  dev_free(w);
+  dev_free(y);
+  dev_free(workspace);
+  drv.stream_destroy(stream);
 }
 
 int main(int argc, char** argv) {
@@ -386,9 +485,11 @@ int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "absent") == 0) {
     absent();
   } else if (argc == 2 && strcmp(argv[1], "emulated") == 0) {
-    emulated();
+    on_a_device(1);
+  } else if (argc == 2 && strcmp(argv[1], "device") == 0) {
+    on_a_device(0);
   } else {
-    fprintf(stderr, "usage: %s absent|emulated\n", argv[0]);
+    fprintf(stderr, "usage: %s absent|emulated|device\n", argv[0]);
     return 2;
   }
   TF_TEST_SUMMARY();

@@ -146,6 +146,23 @@ CUresult cuCtxPopCurrent_v2(void** ctx) {
   return kSuccess;
 }
 
+CUresult cuCtxSetCurrent(void* ctx) {
+  if (t_current.empty())
+    t_current.push_back(ctx);
+  else
+    t_current.back() = ctx;
+  return kSuccess;
+}
+// Streams are opaque here: every queue runs at once, in order.
+CUresult cuStreamCreate(void** stream, unsigned) {
+  *stream = new char;
+  return kSuccess;
+}
+CUresult cuStreamDestroy_v2(void* stream) {
+  delete static_cast<char*>(stream);
+  return kSuccess;
+}
+
 CUresult cuModuleLoadData(void** module, const void* image) {
   if (t_current.empty()) return kInvalidContext;
   const std::string source(static_cast<const char*>(image));
