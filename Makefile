@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/torch_ext/python$(if $(PYTHONPATH),:$(PYTHONPATH)
 export TILEFOUNDRY_LIB_DIR := $(CURDIR)/$(BUILD)/lib
 
 .PHONY: all setup configure build demo test test-core test-python test-long bench install clean \
-        test-asan test-tsan fuzz test-wheel test-torch2 torch2-venv abi-baseline san-setup
+        test-asan test-tsan fuzz test-wheel test-torch2 torch2-venv abi-baseline san-setup test-cuda bench-cuda
 
 all: build
 
@@ -42,12 +42,32 @@ test-python: build
 test: test-core test-python
 
 # Compiled vs evaluator on >= 5000 random programs (a few minutes).
+# On a machine with an NVIDIA GPU and its driver (docs/cuda.md): the C ABI's
+# CUDA test on the device, the compiler's device tests and its whole
+# differential suite (random programs included) run through the CUDA backend
+# against the evaluator, and the torch ops on CUDA tensors (those need a
+# python whose torch has CUDA and sees this tilefoundry: TORCH_PY, e.g. a
+# venv where `pip install --no-build-isolation .` ran; they skip, saying so,
+# under Debian's CPU-only torch).
+CUDA_DRIVER ?= libcuda.so.1
+TORCH_PY    ?= $(PYTHON)
+test-cuda: build
+	TF_CUDA_DRIVER_LIBRARY=$(CUDA_DRIVER) $(BUILD)/bin/tf_capi_test_cuda device
+	TF_CUDA_DRIVER_LIBRARY=$(CUDA_DRIVER) TF_CUDA_DEVICE=1 $(BUILD)/bin/tf_compiler_tests
+	TF_CUDA_DRIVER_LIBRARY=$(CUDA_DRIVER) $(TORCH_PY) -m pytest -q -rs tests/python/test_cuda_device.py
+
 test-long: build
 	TF_RANDOM_PROGRAMS=5000 $(BUILD)/bin/tf_compiler_tests --gtest_filter=RandomPrograms.*
 
 # The torch.compile column needs a torch 2.x: make test-torch2's venv, when built.
 bench: build
 	$(PYTHON) bench/bench.py $(if $(wildcard $(TORCH2_PY)),--torch2-python $(TORCH2_PY))
+
+# On a machine with an NVIDIA GPU: the CUDA kernels against torch eager and
+# torch.compile on the same device, with GB/s against its copy bandwidth
+# (bench/bench_cuda.py; TORCH_PY as for test-cuda).
+bench-cuda: build
+	TF_CUDA_DRIVER_LIBRARY=$(CUDA_DRIVER) $(TORCH_PY) bench/bench_cuda.py
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

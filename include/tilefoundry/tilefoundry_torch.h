@@ -33,6 +33,16 @@ TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name);
  * tf_torch_register. */
 TF_API tf_status tf_torch_register_replace(tf_kernel k, const char* op_name);
 
+/* Adds k, compiled with TF_BACKEND_CUDA from the same function, as the CUDA
+ * implementation of tilefoundry::<op_name> and its .out overload, which
+ * tf_torch_register defined with the CPU kernel: the same op then runs on
+ * CUDA tensors of one device, on torch's current stream of that device,
+ * with its outputs and workspace from torch's CUDA caching allocator
+ * (docs/cuda.md; needs torch >= 2.4). Calling it again points the CUDA
+ * kernels at k. An op this library did not register, a kernel of another
+ * backend or of another schema is TF_ERR_INVALID_ARGUMENT. Since 0.9. */
+TF_API tf_status tf_torch_register_cuda(tf_kernel k, const char* op_name);
+
 /* Message of the last failed tf_torch_register on the calling thread
  * (thread-local, valid until the next tf_torch_* call on that thread); never
  * NULL, "" when none failed. tf_last_error() is left to libtilefoundry.so. */

@@ -1,11 +1,14 @@
 #include "boxed_kernel.h"
 
 #include <atomic>
+#include <type_traits>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
 #include <c10/util/Exception.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include "dtype_map.h"
@@ -19,7 +22,6 @@ namespace {
 // step below allocates beyond the output tensors themselves; a kernel takes
 // at most kInline tensors of each kind without touching the heap.
 constexpr size_t kInline = 8;
-using DLTensors = c10::SmallVector<DLTensor, kInline>;
 
 // A zero-copy DLPack view of t, valid while t lives: the fields at::toDLPack
 // would fill (data = data_ptr(), byte_offset 0, strides in elements), built
@@ -29,7 +31,7 @@ using DLTensors = c10::SmallVector<DLTensor, kInline>;
 DLTensor dl_view(const at::Tensor& t, DLDataType declared) {
   DLTensor v{};
   v.data = t.data_ptr();
-  v.device = DLDevice{kDLCPU, 0};
+  v.device = t.is_cuda() ? DLDevice{kDLCUDA, static_cast<int32_t>(t.device().index())} : DLDevice{kDLCPU, 0};
   v.ndim = static_cast<int32_t>(t.dim());
   v.dtype = dl_for(t.scalar_type(), declared);
   v.shape = const_cast<int64_t*>(t.sizes().data());
@@ -48,21 +50,26 @@ DLTensor dl_view(const at::Tensor& t, DLDataType declared) {
   __builtin_unreachable();
 }
 
-void check_input(const std::string& op, size_t i, const at::Tensor& t) {
+bool on_device(const at::Tensor& t, BoxedKernel::Device d) {
+  return d == BoxedKernel::Device::kCuda ? t.is_cuda() : t.device().is_cpu();
+}
+
+void check_input(const std::string& op, size_t i, const at::Tensor& t, BoxedKernel::Device d) {
   TORCH_CHECK(t.defined(), op, ": input ", i, " is an undefined tensor");
-  TORCH_CHECK(t.device().is_cpu(), op, ": input ", i, " is on ", t.device(),
-              "; tilefoundry kernels run on CPU tensors only");
+  TORCH_CHECK(on_device(t, d), op, ": input ", i, " is on ", t.device(), "; this kernel runs on ",
+              d == BoxedKernel::Device::kCuda ? "CUDA" : "CPU", " tensors, all on one device");
   TORCH_CHECK(is_supported_input(t.scalar_type()), op, ": input ", i, " has dtype ",
               t.scalar_type(), ", which TileFoundry does not support");
 }
 
 // An out= argument must be exactly what the op computes: the dtype and shape
-// of output i, on the CPU (any strides). Checked before anything is written.
+// of output i, on the kernel's device (any strides on the CPU; the library
+// checks the rest). Checked before anything is written.
 void check_out(const std::string& op, const std::string& name, const at::Tensor& t, at::ScalarType dtype,
-               c10::IntArrayRef shape) {
+               c10::IntArrayRef shape, BoxedKernel::Device d) {
   TORCH_CHECK(t.defined(), op, ": ", name, " is an undefined tensor");
-  TORCH_CHECK(t.device().is_cpu(), op, ": ", name, " is on ", t.device(),
-              "; tilefoundry kernels write CPU tensors only");
+  TORCH_CHECK(on_device(t, d), op, ": ", name, " is on ", t.device(), "; this kernel writes ",
+              d == BoxedKernel::Device::kCuda ? "CUDA" : "CPU", " tensors");
   TORCH_CHECK(t.scalar_type() == dtype, op, ": ", name, " has dtype ", t.scalar_type(), ", but the op computes ",
               dtype, " there");
   TORCH_CHECK(t.sizes() == shape, op, ": ", name, " has shape ", t.sizes(), ", but the op computes ", shape,
@@ -177,8 +184,9 @@ const KernelRef* make_ref(tf_kernel k, const std::string& op_name) {
 
 }  // namespace
 
-BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name, Mode mode, std::vector<std::string> out_names)
-    : ref_(nullptr), op_name_(std::move(op_name)), mode_(mode), out_names_(std::move(out_names)) {
+BoxedKernel::BoxedKernel(tf_kernel k, std::string op_name, Mode mode, std::vector<std::string> out_names,
+                         Device device)
+    : ref_(nullptr), op_name_(std::move(op_name)), mode_(mode), out_names_(std::move(out_names)), device_(device) {
   const KernelRef* r = make_ref(k, op_name_);
   if (mode_ == Mode::kOut && out_names_.size() != r->n_out) {
     tf_kernel_release(r->kernel);
@@ -209,7 +217,7 @@ void BoxedKernel::replace(tf_kernel k) {
 
 void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
                              torch::jit::Stack* stack) {
-  follow_torch_threads();
+  if (device_ == Device::kCpu) follow_torch_threads();
   const KernelRef& r = *ref_.load(std::memory_order_acquire);
   if (mode_ == Mode::kOut) return run_out(r, stack);
   run_functional(r, stack);
@@ -218,33 +226,90 @@ void BoxedKernel::operator()(const c10::OperatorHandle&, c10::DispatchKeySet,
 namespace {
 
 // The inputs, left on the stack (borrowed, no refcount traffic), as DLTensors.
-DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, const KernelRef& r) {
+DLTensors view_inputs(const std::string& op, c10::ArrayRef<c10::IValue> args, const KernelRef& r,
+                      BoxedKernel::Device d) {
   DLTensors in;
   for (size_t i = 0; i < r.n_in; ++i) {
     const at::Tensor& t = args[i].toTensor();
-    check_input(op, i, t);
+    check_input(op, i, t, d);
     in.push_back(dl_view(t, r.in_dtypes[i]));
   }
   return in;
+}
+
+// The CUDA device of a call: its first tensor's (the library checks that
+// every tensor is there).
+c10::Device call_device(c10::ArrayRef<c10::IValue> args, size_t n_in) {
+  for (size_t i = 0; i < n_in; ++i)
+    if (args[i].toTensor().is_cuda()) return args[i].toTensor().device();
+  return c10::Device(c10::DeviceType::CUDA, 0);
+}
+
+// torch's current stream on a CUDA device as the driver's handle. torch
+// >= 2.4 says it through c10::Stream::native_handle; an older torch has no
+// device-independent way without CUDA headers, and its CUDA ops refuse.
+template <typename S, typename = void>
+struct HasNativeHandle : std::false_type {};
+template <typename S>
+struct HasNativeHandle<S, std::void_t<decltype(std::declval<const S&>().native_handle())>> : std::true_type {};
+
+template <typename S = c10::Stream>
+void* current_stream(const std::string& op, c10::Device device) {
+  if constexpr (HasNativeHandle<S>::value) {
+    const c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
+    const S stream = guard.getStream(device);
+    return stream.native_handle();
+  } else {
+    TORCH_CHECK(false, op, ": CUDA tensors need torch >= 2.4 (its streams' native handles)");
+    return nullptr;
+  }
 }
 
 }  // namespace
 
 // An in-place output is its input's own tensor (tf_kernel_run checks that
 // they match); only the fresh outputs are results.
+void BoxedKernel::run(const KernelRef& r, const DLTensors& in, DLTensors& out) {
+  if (device_ == Device::kCpu) {
+    tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
+    if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
+    return;
+  }
+  const c10::Device device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(
+                                                      in.empty() ? out[0].device.device_id : in[0].device.device_id));
+  uint64_t bytes = 0;
+  tf_status s = tf_kernel_workspace_size(r.kernel, in.data(), in.size(), &bytes);
+  if (s != TF_OK) fail_status(op_name_, "tf_kernel_workspace_size", s);
+  // The workspace is a tensor of torch's allocator: reused from its cache,
+  // and, under graph capture, from the graph's pool.
+  at::Tensor workspace;
+  if (bytes > 0) workspace = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+  tf_run_options o{};
+  o.struct_size = sizeof o;
+  o.stream = current_stream(op_name_, device);
+  o.workspace = bytes > 0 ? workspace.data_ptr() : nullptr;
+  o.workspace_bytes = bytes;
+  s = tf_kernel_run_with_options(r.kernel, in.data(), in.size(), out.data(), out.size(), &o);
+  if (s != TF_OK) fail_status(op_name_, "tf_kernel_run_with_options", s);
+}
+
 void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
   auto args = torch::jit::last(*stack, r.n_in);
-  DLTensors in = view_inputs(op_name_, args, r);
+  DLTensors in = view_inputs(op_name_, args, r, device_);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
   const auto& descs = output_descs(op_name_, r.kernel, r.id, r.n_out, in);
   for (size_t i = 0; i < r.n_out; ++i) {
     const int64_t a = r.alias[i];
-    outputs.push_back(a >= 0 ? args[static_cast<size_t>(a)].toTensor() : empty_output(descs[i].shape, descs[i].dtype));
+    if (a >= 0)
+      outputs.push_back(args[static_cast<size_t>(a)].toTensor());
+    else if (device_ == Device::kCuda)  // torch's CUDA caching allocator
+      outputs.push_back(at::empty(descs[i].shape, at::TensorOptions().dtype(descs[i].dtype).device(call_device(args, r.n_in))));
+    else
+      outputs.push_back(empty_output(descs[i].shape, descs[i].dtype));
     out.push_back(a >= 0 ? in[static_cast<size_t>(a)] : dl_view(outputs.back(), r.out_dtypes[i]));
   }
-  tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
-  if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
+  run(r, in, out);
   // Rationale: a mutated input's version counter must move (autograd refuses
   // a backward through a value saved before the write, as for torch's own
   // in-place ops). torch bumps the inputs an op returns; these it does not
@@ -259,18 +324,17 @@ void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
 
 void BoxedKernel::run_out(const KernelRef& r, torch::jit::Stack* stack) {
   auto args = torch::jit::last(*stack, r.n_in + r.n_out);
-  DLTensors in = view_inputs(op_name_, args, r);
+  DLTensors in = view_inputs(op_name_, args, r, device_);
   const auto& descs = output_descs(op_name_, r.kernel, r.id, r.n_out, in);
   c10::SmallVector<at::Tensor, kInline> outputs;
   DLTensors out;
   for (size_t i = 0; i < r.n_out; ++i) {
     const at::Tensor& t = args[r.n_in + i].toTensor();
-    check_out(op_name_, out_names_[i], t, descs[i].dtype, descs[i].shape);
+    check_out(op_name_, out_names_[i], t, descs[i].dtype, descs[i].shape, device_);
     outputs.push_back(t);
     out.push_back(dl_view(t, r.out_dtypes[i]));
   }
-  tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
-  if (s != TF_OK) fail_status(op_name_, "tf_kernel_run", s);
+  run(r, in, out);
   torch::jit::drop(*stack, r.n_in + r.n_out);
   for (auto& t : outputs) torch::jit::push(*stack, std::move(t));
 }

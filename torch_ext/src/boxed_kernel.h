@@ -7,7 +7,8 @@
 // Before each call the kernels' thread count is set to torch's intra-op
 // count (at::get_num_threads). Failures throw c10::Error (RuntimeError in
 // Python) naming the op and the argument. An in-place output is written into
-// its input's own tensor, whose version counter the kernel then bumps.
+// its input's own tensor, whose version counter the kernel then bumps. The
+// same class serves the op's CUDA dispatch key (Device::kCuda).
 #pragma once
 
 #include <atomic>
@@ -16,9 +17,13 @@
 
 #include <ATen/core/boxing/KernelFunction.h>
 #include <ATen/core/stack.h>
+#include <c10/util/SmallVector.h>
 #include <tilefoundry/tilefoundry.h>
 
 namespace tf::torch_ext {
+
+// A call's tensors as DLPack views, on the stack for up to 8 of them.
+using DLTensors = c10::SmallVector<DLTensor, 8>;
 
 // The kernel a registration runs, with what each call needs of it. A
 // registration's kernel is replaced as a whole (BoxedKernel::replace): a
@@ -39,11 +44,18 @@ struct KernelRef {
 class BoxedKernel final : public c10::OperatorKernel {
  public:
   enum class Mode { kFunctional, kOut };
+  // kCuda: the kernel behind the op's CUDA dispatch key (k compiled with
+  // TF_BACKEND_CUDA): CUDA tensors of one device, outputs and workspace from
+  // torch's CUDA caching allocator, launched on torch's current stream of
+  // that device. Nothing is allocated outside torch's allocator and nothing
+  // synchronizes (unless the function can fail at run time), so a CUDA
+  // graph captures the call.
+  enum class Device { kCpu, kCuda };
   // Takes its own reference on k (tf_kernel_retain); the caller keeps its own.
   // Throws c10::Error when the retain fails. `out_names` name the out=
   // arguments (kOut only), for messages.
   BoxedKernel(tf_kernel k, std::string op_name, Mode mode = Mode::kFunctional,
-              std::vector<std::string> out_names = {});
+              std::vector<std::string> out_names = {}, Device device = Device::kCpu);
   ~BoxedKernel() override;
   BoxedKernel(const BoxedKernel&) = delete;
   BoxedKernel& operator=(const BoxedKernel&) = delete;
@@ -59,11 +71,15 @@ class BoxedKernel final : public c10::OperatorKernel {
  private:
   void run_functional(const KernelRef& r, torch::jit::Stack* stack);
   void run_out(const KernelRef& r, torch::jit::Stack* stack);
+  // tf_kernel_run, or on CUDA tf_kernel_run_with_options on the current
+  // stream with a workspace from torch's allocator.
+  void run(const KernelRef& r, const DLTensors& in, DLTensors& out);
 
   std::atomic<const KernelRef*> ref_;
   std::string op_name_;  // "tilefoundry::<name>" or "tilefoundry::<name>.out", for messages
   Mode mode_;
   std::vector<std::string> out_names_;
+  Device device_;
 };
 
 }  // namespace tf::torch_ext

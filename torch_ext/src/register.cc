@@ -1,6 +1,6 @@
 // tf_torch_register: defines tilefoundry::<op> and tilefoundry::<op>.out at
 // run time (an op with in-place outputs mutates its inputs and has no .out:
-// kernel_schema.h).
+// kernel_schema.h); tf_torch_register_cuda adds their CUDA kernels.
 //
 // Each registration owns one torch::Library fragment (namespace
 // "tilefoundry") holding both schemas and their CPU impls. The fragments live
@@ -52,6 +52,8 @@ struct Registration {
   KernelSchemas schemas;
   BoxedKernel* functional = nullptr;
   BoxedKernel* out = nullptr;
+  BoxedKernel* cuda_functional = nullptr;  // the CUDA dispatch key's, once added
+  BoxedKernel* cuda_out = nullptr;
 };
 
 struct Registry {
@@ -112,7 +114,7 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
   const std::string qualified = "tilefoundry::" + op_name;
   lib->def(schemas.functional.c_str());
   auto functional = std::make_unique<BoxedKernel>(k, qualified);
-  Registration reg{nullptr, schemas, functional.get(), nullptr};
+  Registration reg{nullptr, schemas, functional.get(), nullptr, nullptr, nullptr};
   lib->impl(op_name.c_str(),
             torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(functional))));
   // No backward yet: autograd records the op, so a backward through it
@@ -144,9 +146,51 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
   return TF_OK;
 }
 
+// The op's CUDA kernels: added beside the CPU ones, or pointed at k.
+tf_status register_cuda_locked(tf_kernel k, const std::string& op_name) {
+  const char* fn = "tf_torch_register_cuda";
+  Registry& r = registry();
+  auto known = r.ops.find(op_name);
+  if (known == r.ops.end())
+    return fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": tilefoundry::" + op_name +
+                                             " was not registered by tf_torch_register; register its CPU kernel first");
+  int32_t backend = -1;
+  if (tf_status s = tf_kernel_backend(k, &backend); s != TF_OK) return fail(s, std::string(fn) + ": " + tf_last_error());
+  if (backend != TF_BACKEND_CUDA)
+    return fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": the kernel for tilefoundry::" + op_name +
+                                             " was not compiled with TF_BACKEND_CUDA");
+  Registration& reg = known->second;
+  KernelSchemas schemas;
+  std::string why;
+  if (tf_status s = derive_schemas(k, op_name, &schemas, &why); s != TF_OK)
+    return fail(s, std::string(fn) + ": " + (why.empty() ? tf_last_error() : why));
+  if (schemas.functional != reg.schemas.functional || schemas.out != reg.schemas.out)
+    return fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": tilefoundry::" + op_name + " is " +
+                                             reg.schemas.functional + ", and the CUDA kernel's schema is " +
+                                             schemas.functional);
+  if (reg.cuda_functional) {
+    reg.cuda_functional->replace(k);
+    if (reg.cuda_out) reg.cuda_out->replace(k);
+    return TF_OK;
+  }
+  const std::string qualified = "tilefoundry::" + op_name;
+  auto functional = std::make_unique<BoxedKernel>(k, qualified, BoxedKernel::Mode::kFunctional,
+                                                  std::vector<std::string>{}, BoxedKernel::Device::kCuda);
+  reg.cuda_functional = functional.get();
+  reg.lib->impl(op_name.c_str(),
+                torch::dispatch(c10::DispatchKey::CUDA, torch::CppFunction::makeFromBoxedFunctor(std::move(functional))));
+  if (!schemas.out.empty()) {
+    auto out = std::make_unique<BoxedKernel>(k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names,
+                                             BoxedKernel::Device::kCuda);
+    reg.cuda_out = out.get();
+    reg.lib->impl((op_name + ".out").c_str(),
+                  torch::dispatch(c10::DispatchKey::CUDA, torch::CppFunction::makeFromBoxedFunctor(std::move(out))));
+  }
+  return TF_OK;
+}
 
-// Both entry points: no exception crosses the C boundary.
-tf_status register_entry(tf_kernel k, const char* op_name, bool replace) {
+// Every entry point: no exception crosses the C boundary.
+tf_status register_entry(tf_kernel k, const char* op_name, bool replace, bool cuda = false) {
   g_last_error.clear();
   try {
     if (!k) return fail(TF_ERR_INVALID_ARGUMENT, "tf_torch_register: kernel is NULL");
@@ -161,7 +205,7 @@ tf_status register_entry(tf_kernel k, const char* op_name, bool replace) {
       name = fn;
     }
     std::lock_guard<std::mutex> lock(registry().mu);
-    return register_locked(k, name, replace);
+    return cuda ? register_cuda_locked(k, name) : register_locked(k, name, replace);
   } catch (const c10::Error& e) {
     return fail(TF_ERR_INTERNAL,
                 std::string("tf_torch_register: torch refused the registration: ") +
@@ -186,6 +230,10 @@ TF_API tf_status tf_torch_register(tf_kernel k, const char* op_name) {
 
 TF_API tf_status tf_torch_register_replace(tf_kernel k, const char* op_name) {
   return tf::torch_ext::register_entry(k, op_name, /*replace=*/true);
+}
+
+TF_API tf_status tf_torch_register_cuda(tf_kernel k, const char* op_name) {
+  return tf::torch_ext::register_entry(k, op_name, /*replace=*/true, /*cuda=*/true);
 }
 
 TF_API const char* tf_torch_last_error(void) { return tf::torch_ext::g_last_error.c_str(); }

@@ -16,14 +16,15 @@ from .errors import AbiMismatchError, TileFoundryError
 from .kernel import Kernel
 from .locations import cmake_dir, cmake_prefix_path, include_dir, library_dir
 from .module import Module, load
-from .runtime import (empty_cache, get_num_threads, memory_stats, set_memory_cache_limit,
-                      set_num_threads)
-from .torch_ops import register, torch_library_path
+from .runtime import (cuda_is_available, cuda_unavailable_reason, empty_cache, get_num_threads,
+                      memory_stats, set_memory_cache_limit, set_num_threads)
+from .torch_ops import cuda_unsupported_reason, register, torch_library_path
 
 __all__ = ["load", "Module", "Kernel", "register", "func", "TileFoundryError", "AbiMismatchError",
            "dsl", "torch_library_path", "abi_version", "memory_stats", "set_memory_cache_limit",
            "empty_cache", "set_num_threads", "get_num_threads", "cmake_prefix_path", "cmake_dir",
-           "include_dir", "library_dir", "__version__"]
+           "include_dir", "library_dir", "cuda_is_available", "cuda_unavailable_reason",
+           "cuda_unsupported_reason", "__version__"]
 
 # The library is loaded (and its ABI version checked) on import, so that a
 # mismatched build is an ImportError here rather than a failure at first use.

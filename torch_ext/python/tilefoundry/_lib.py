@@ -18,13 +18,15 @@ from .errors import AbiMismatchError, TileFoundryError
 # here), is refused when loaded. tests/python/test_packaging.py keeps these
 # equal to the header's TF_VERSION_MAJOR / TF_VERSION_MINOR.
 ABI_MAJOR = 0
-ABI_MINOR = 8
+ABI_MINOR = 9
 
 TF_OK = 0
 TF_MAX_NDIM = 8
 TF_BACKEND_NATIVE = 0
 TF_BACKEND_EVALUATOR = 1
 TF_BACKEND_VIRTUAL_MESH = 2
+TF_BACKEND_CUDA = 3
+TF_ERR_UNSUPPORTED = 6
 
 
 class CompileOptions(ctypes.Structure):
@@ -166,6 +168,7 @@ _PROTOTYPES = {
                                            ctypes.POINTER(Communicator)]),
     "tf_surface_function_count": (ctypes.c_int, [_PSZ]),
     "tf_surface_function_name": (ctypes.c_int, [_SZ, _PSTR]),
+    "tf_backend_available": (ctypes.c_int, [ctypes.c_int32]),
 }
 
 _lib = None
@@ -233,3 +236,12 @@ def take_string(ptr: ctypes.c_void_p) -> str:
         return ctypes.string_at(ptr.value).decode()
     finally:
         lib().tf_string_free(ptr)
+
+
+def backend_unavailable_reason(backend: int) -> str:
+    """'' when `backend` (a TF_BACKEND_*) can compile and run kernels in this
+    process; otherwise why not (tf_backend_available)."""
+    L = lib()
+    if L.tf_backend_available(backend) == TF_OK:
+        return ""
+    return L.tf_last_error().decode()

@@ -7,7 +7,7 @@ from .dtypes import name_from_dl, numpy_dtype, torch_dtype_from_dl
 
 
 _BACKEND_NAMES = {_lib.TF_BACKEND_NATIVE: "native", _lib.TF_BACKEND_EVALUATOR: "evaluator",
-                  _lib.TF_BACKEND_VIRTUAL_MESH: "virtual_mesh"}
+                  _lib.TF_BACKEND_VIRTUAL_MESH: "virtual_mesh", _lib.TF_BACKEND_CUDA: "cuda"}
 
 
 class Kernel:

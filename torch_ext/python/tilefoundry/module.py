@@ -6,7 +6,7 @@ from . import _lib
 from .kernel import Kernel
 
 _BACKENDS = {"native": _lib.TF_BACKEND_NATIVE, "evaluator": _lib.TF_BACKEND_EVALUATOR,
-             "virtual_mesh": _lib.TF_BACKEND_VIRTUAL_MESH}
+             "virtual_mesh": _lib.TF_BACKEND_VIRTUAL_MESH, "cuda": _lib.TF_BACKEND_CUDA}
 
 
 class Module:
@@ -57,7 +57,9 @@ class Module:
         return _lib.take_string(text)
 
     def compile(self, name: str, backend: str = "native") -> Kernel:
-        """Compiles function `name`; backend is "native" or "evaluator"."""
+        """Compiles function `name`; backend is "native", "evaluator", "virtual_mesh"
+        or "cuda" (NVIDIA GPUs, docs/cuda.md: TileFoundryError with
+        TF_ERR_UNSUPPORTED where tf.cuda_is_available() is False)."""
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, got {backend!r}")
         opts = _lib.CompileOptions()
@@ -68,6 +70,7 @@ class Module:
                                                 ctypes.byref(handle)), f"compiling {name!r}")
         kernel = Kernel(handle)
         kernel.signature = self.signature(name)  # the typed signature, for humans
+        kernel.module = self  # tf.register compiles the same function for CUDA from it
         return kernel
 
     def evaluate(self, name: str, *tensors, mesh=None):

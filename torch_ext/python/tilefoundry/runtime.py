@@ -47,3 +47,15 @@ def get_num_threads() -> int:
     n = ctypes.c_int32()
     _lib.check(_lib.lib().tf_get_num_threads(ctypes.byref(n)), "get_num_threads")
     return n.value
+
+
+def cuda_is_available() -> bool:
+    """Whether kernels can be compiled for and run on an NVIDIA GPU here
+    (an NVIDIA driver with a device, and NVRTC); tf.register then also
+    gives each op its CUDA kernel."""
+    return _lib.backend_unavailable_reason(_lib.TF_BACKEND_CUDA) == ""
+
+
+def cuda_unavailable_reason() -> str:
+    """Why cuda_is_available() is False ('' when it is True)."""
+    return _lib.backend_unavailable_reason(_lib.TF_BACKEND_CUDA)

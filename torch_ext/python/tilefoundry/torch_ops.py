@@ -52,7 +52,8 @@ def _load_torch_lib():
             check_torch_version(path, torch.__version__)
             torch.ops.load_library(path)
             handle = ctypes.CDLL(path)
-            for fn in (handle.tf_torch_register, handle.tf_torch_register_replace):
+            for fn in (handle.tf_torch_register, handle.tf_torch_register_replace,
+                       handle.tf_torch_register_cuda):
                 fn.restype = ctypes.c_int
                 fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
             handle.tf_torch_last_error.restype = ctypes.c_char_p
@@ -74,6 +75,12 @@ def register(kernel, name=None, replace=False, backward=None):
     backward: a Kernel computing the op's input gradients from its inputs
     and output gradients (autograd.py); without one, a backward through the
     op raises torch's "derivative ... is not implemented".
+
+    Where tf.cuda_is_available(), the same function is also compiled for
+    CUDA and registered as the op's CUDA kernel (docs/cuda.md): the op then
+    runs on CUDA tensors too, on torch's current stream. A function the
+    CUDA target does not compile yet gets none; cuda_unsupported_reason(name)
+    says why.
     """
     import torch
     from . import autograd
@@ -90,8 +97,53 @@ def register(kernel, name=None, replace=False, backward=None):
         _meta_kernels[op_name] = kernel
     if not replaced:
         _register_meta(op_name)
+    _register_cuda(tl, kernel, op_name)
     autograd.attach(op_name, backward)
     return getattr(torch.ops.tilefoundry, op_name)
+
+
+_cuda_unsupported = {}  # op name -> why it has no CUDA kernel
+
+
+def cuda_unsupported_reason(op_name: str) -> str:
+    """Why torch.ops.tilefoundry.<op_name> has no CUDA kernel ('' when it has
+    one, or was never registered)."""
+    return _cuda_unsupported.get(op_name, "")
+
+
+def _register_cuda(tl, kernel, op_name):
+    """Gives the op its CUDA kernel where CUDA kernels can run here. A
+    replaced op's CUDA kernel is replaced too; when the new function has no
+    CUDA form, registering fails rather than leave the old one behind."""
+    why = _lib.backend_unavailable_reason(_lib.TF_BACKEND_CUDA)
+    module = getattr(kernel, "module", None)
+    if module is None:
+        why = why or "the kernel was not compiled from a tf.Module here (its function is unknown)"
+    elif kernel.backend == "virtual_mesh":
+        why = why or "a virtual-mesh kernel runs on the CPU"
+    cuda = None
+    if not why:
+        try:
+            cuda = module.compile(kernel.name, backend="cuda")
+        except TileFoundryError as e:
+            if e.status != "TF_ERR_UNSUPPORTED":
+                raise
+            why = e.message
+    with _lock:
+        if cuda is None:
+            if op_name in _cuda_kernels:
+                raise TileFoundryError("TF_ERR_UNSUPPORTED", f"tilefoundry::{op_name} had a CUDA kernel, and "
+                                       f"the replacing function has none: {why}")
+            _cuda_unsupported[op_name] = why
+            return
+        status = tl.tf_torch_register_cuda(cuda.handle, op_name.encode())
+        if status != _lib.TF_OK:
+            raise TileFoundryError(_lib.status_name(status), tl.tf_torch_last_error().decode())
+        _cuda_kernels[op_name] = cuda
+        _cuda_unsupported.pop(op_name, None)
+
+
+_cuda_kernels = {}  # op name -> its CUDA kernel (the registration holds its own reference too)
 
 
 _meta_libs = []  # torch.library fragments holding the Meta impls, for the process's life
