@@ -256,9 +256,20 @@ const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
   auto it = loaded_.find(device);
   if (it != loaded_.end()) return it->second;
   const DriverApi& d = driver();
-  const std::string image = module_image(program_, name_, compute_capability(device));
+  const int arch = compute_capability(device);
+  const std::string image = module_image(program_, name_, arch);
   Loaded l;
-  check(d.module_load_data(&l.module, image.c_str()), "cuModuleLoadData");
+  if (const CUresult r = d.module_load_data(&l.module, image.c_str()); r != 0) {
+    // The usual cause: a CUBIN from an NVRTC newer than the driver.
+    const DriverStatus& ds = driver_status();
+    const NvrtcStatus& nv = nvrtc_status();
+    const std::string what =
+        "cuModuleLoadData (" + name_ + ", sm_" + std::to_string(arch) + ", NVRTC " + std::to_string(nv.major) + "." +
+        std::to_string(nv.minor) + ", driver " + std::to_string(ds.version / 1000) + "." +
+        std::to_string(ds.version % 1000 / 10) +
+        "; a driver loads code from an NVRTC of its own CUDA version or older: TF_NVRTC_LIBRARY picks another)";
+    check(r, what.c_str());
+  }
   for (const CudaKernel& k : program_.kernels) {
     CUfunction f = nullptr;
     check(d.module_function(&f, l.module, k.name.c_str()), "cuModuleGetFunction");
