@@ -157,7 +157,9 @@ class SegmentLowering {
     StageCall call{c, flat_operands(c), {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
     for (const ExprPtr& a : call.operands)
       if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
-    add_stage(l.lower(entry_vars(), call));
+    std::optional<GemmCall> gemm;
+    if (c.op()->name() == "MatMul") gemm = GemmCall{call.results.at(0), call.slots.at(0), call.slots.at(1)};
+    add_stage(l.lower(entry_vars(), call), gemm);
   }
 
   // An integer scalar operand (an insert's offset, a composed dim) as an
@@ -238,7 +240,7 @@ class SegmentLowering {
   // entry's checks that run before any stage, the stage itself in order.
   // Parallel loops get their serial twin below the threshold here (on the
   // CPU: a CUDA grid has no fork to save).
-  void add_stage(const LoweredStage& l) {
+  void add_stage(const LoweredStage& l, std::optional<GemmCall> gemm = std::nullopt) {
     const tir::StmtPtr stage =
         tir::remove_unused_lets(target_ == Target::kCpu ? tir::split_parallel_threshold(l.stage) : l.stage);
     out_.may_fail = out_.may_fail || l.may_fail;
@@ -250,6 +252,7 @@ class SegmentLowering {
     }
     tir::verify(tir::Function{"stage", params, stage});
     out_.stages.push_back(stage);
+    out_.stage_gemms.push_back(gemm);
   }
 
   FusionPlan plan_;

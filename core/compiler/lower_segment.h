@@ -8,6 +8,7 @@
 // it (cpu/entry_printer.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -29,6 +30,13 @@ struct Slot {
   ir::TensorTypePtr type;  // shape under the DimVar bindings gives extents
 };
 
+// A stage that is one MatMul of slots (y = a @ b, batch axes broadcast): a
+// target with a GEMM library of its own (CUDA: cuBLAS) calls it for the
+// stage instead of printing the stage's TIR.
+struct GemmCall {
+  size_t out, a, b;  // slots
+};
+
 // One segment's entry as TIR.
 struct LoweredEntry {
   std::vector<Slot> slots;           // inputs, then outputs, then temporaries
@@ -42,6 +50,7 @@ struct LoweredEntry {
   // return an error code.
   std::vector<tir::StmtPtr> prechecks;
   std::vector<tir::StmtPtr> stages;  // in order
+  std::vector<std::optional<GemmCall>> stage_gemms;  // parallel to stages: a stage that is one GEMM
   bool may_fail = false;             // a stage can record an error after another wrote
 
   // Every variable the stages may read unbound: the entry's parameters.

@@ -241,7 +241,7 @@ static void on_a_device(int emulated) {
   DLTensor in[2], out[1];
   DLManagedTensor* called[2] = {NULL, NULL};
   void *stream = NULL, *workspace, *x, *w, *y;
-  const size_t ws_bytes = 1 << 16;
+  const size_t ws_bytes = (size_t)8 << 20; /* cuBLAS takes 4 MiB of a call with a MatMul */
   tf_run_options o;
   const DLDataType f32 = tf_test_dtype(kDLFloat, 32), i32 = tf_test_dtype(kDLInt, 32);
 
@@ -455,16 +455,51 @@ static void on_a_device(int emulated) {
     tf_kernel_release(sc);
   }
 
-  /* Not compiled for CUDA: a clear error at compile. */
+  /* A MatMul: cuBLAS on the same stream. */
   {
     const char* mm_src =
         "from tilefoundry.dsl import *\n"
         "@func\n"
-        "def mm(a: Tensor[(4, 8), f32], b: Tensor[(8, 2), f32]) -> Tensor[(4, 2), f32]:\n"
-        "    return matmul(a, b)\n";
+        "def mm(a: Tensor[(5, 4), f32], b: Tensor[(4, 3), f32]) -> Tensor[(5, 3), f32]:\n"
+        "    return matmul(a, b)\n"
+        "\n"
+        "@func\n"
+        "def conv(x: Tensor[(1, 1, 4, 4), f32], w: Tensor[(1, 1, 3, 3), f32]) -> Tensor[(1, 1, 2, 2), f32]:\n"
+        "    return conv2d(x, w, None)\n";
     tf_module mm = tf_test_parse(mm_src);
-    CHECK(compile_for(mm, "mm", TF_BACKEND_CUDA, &s) == NULL);
-    CHECK_STATUS(s, TF_ERR_UNSUPPORTED, "not compiled for CUDA yet");
+    tf_kernel km = compile_for(mm, "mm", TF_BACKEND_CUDA, &s);
+    float bh[12], ch[15];
+    int64_t b_shape[2] = {4, 3}, c_shape[2] = {5, 3};
+    void *db, *dc;
+    DLTensor min[2], mout[1];
+    int r, c, l;
+    double err = 0;
+    CHECK_OK(s);
+    for (r = 0; r < 12; ++r) bh[r] = 0.5f * (float)(r % 5) - 1.0f;
+    db = dev_copy(bh, sizeof bh);
+    dc = dev_alloc(sizeof ch);
+    min[0] = on_cuda(tf_test_tensor(x, f32, 2, x_shape), 0); /* x is 5 x 4 */
+    min[1] = on_cuda(tf_test_tensor(db, f32, 2, b_shape), 0);
+    mout[0] = on_cuda(tf_test_tensor(dc, f32, 2, c_shape), 0);
+    o = options(stream, workspace, ws_bytes);
+    CHECK_OK(tf_kernel_workspace_size(km, min, 2, &need));
+    CHECK(need <= ws_bytes);
+    CHECK_OK(tf_kernel_run_with_options(km, min, 2, mout, 1, &o));
+    drv.stream_synchronize(stream);
+    download(ch, dc, sizeof ch);
+    for (r = 0; r < 5; ++r)
+      for (c = 0; c < 3; ++c) {
+        double want = 0;
+        for (l = 0; l < 4; ++l) want += (double)x_[r * 4 + l] * bh[l * 3 + c];
+        err = fmax(err, fabs(ch[r * 3 + c] - want));
+      }
+    CHECK(err < 1e-5);
+    dev_free(db);
+    dev_free(dc);
+    tf_kernel_release(km);
+    /* Not compiled for CUDA yet: a clear error at compile. */
+    CHECK(compile_for(mm, "conv", TF_BACKEND_CUDA, &s) == NULL);
+    CHECK_STATUS(s, TF_ERR_UNSUPPORTED, "is not compiled for CUDA yet");
     tf_module_release(mm);
   }
   tf_kernel_release(two);

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -97,6 +99,22 @@ def scaled(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
 @scaled.specialize(S=(1, 4))
 def scaled_small(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
     return softmax(x)
+
+@func
+def mm(a: Tensor[(N, D), f32], b: Tensor[(D, P), f32]) -> Tensor[(N, P), f32]:
+    return matmul(a, b)
+
+@func
+def mm64(a: Tensor[(N, D), f64], b: Tensor[(D, P), f64]) -> Tensor[(N, P), f64]:
+    return matmul(a, b) + 1.0
+
+@func
+def mlp(x: Tensor[(N, D), bf16], w1: Tensor[(D, P), bf16], w2: Tensor[(D, P), bf16]) -> Tensor[(N, P), bf16]:
+    return silu(matmul(x, w1)) * matmul(x, w2)
+
+@func
+def bmm(a: Tensor[(2, 3, N, D), f32], b: Tensor[(3, D, P), f32]) -> Tensor[(2, 3, N, P), f32]:
+    return matmul(a, b)
 
 @scaled.specialize(S=(4, 64))
 def scaled_large(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
@@ -214,7 +232,8 @@ TEST_F(CudaEmulated, ACheckFailsBeforeAnyStageWrites) {
 
 TEST_F(CudaEmulated, EveryFunctionHereCompilesForTheDevice) {
   for (const char* name : {"rmsnorm", "resnorm16", "swiglu", "smax", "lnorm", "gelu_t", "col_sum", "row_stats",
-                           "int_ops", "transposed", "two_stages", "pieces", "rope_half", "append", "scaled"}) {
+                           "int_ops", "transposed", "two_stages", "pieces", "rope_half", "append", "scaled", "mm",
+                           "mm64", "mlp", "bmm"}) {
     SCOPED_TRACE(name);
     expect_cuda_compiles(*module_->lookup(name), name);
   }
@@ -327,6 +346,41 @@ TEST_F(CudaDevice, RunTimeErrorsAreTheEvaluatorsAndWriteNothing) {
   EXPECT_EQ(dev, want);
 }
 
+TEST_F(CudaDevice, MatMulRunsThroughCublas) {
+  // cuBLAS's calls are counted by the emulated cuBLAS (a GPU's has no counter).
+  const char* lib = std::getenv("TF_CUBLAS_LIBRARY");
+  int64_t (*gemms)() = nullptr;
+  if (void* h = lib ? dlopen(lib, RTLD_NOW) : nullptr) gemms = reinterpret_cast<int64_t (*)()>(dlsym(h, "tf_emu_gemms"));
+  const int64_t before = gemms ? gemms() : 0;
+  std::mt19937 rng(16);
+  for (auto [n, d, p] : {std::array<int64_t, 3>{1, 1, 1}, {5, 33, 7}, {17, 300, 40}}) {
+    SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(d) + " x " + std::to_string(p));
+    const NDArray a = random_array(DType::kF32, {n, d}, rng), b = random_array(DType::kF32, {d, p}, rng);
+    agree_on_device("mm", {a, b});
+    // Transposed operands: unit stride in the other axis (cuBLAS's op T).
+    const NDArray at = random_array(DType::kF32, {d, n}, rng), bt = random_array(DType::kF32, {p, d}, rng);
+    agree_on_device("mm", {NDArray::view(at, {n, d}, {1, n}), NDArray::view(bt, {d, p}, {1, d})});
+    agree_on_device("mm64", {random_array(DType::kF64, {n, d}, rng), random_array(DType::kF64, {d, p}, rng)});
+    agree_on_device("mlp", {random_array(DType::kBF16, {n, d}, rng), random_array(DType::kBF16, {d, p}, rng),
+                            random_array(DType::kBF16, {d, p}, rng)});
+    agree_on_device("bmm", {random_array(DType::kF32, {2, 3, n, d}, rng), random_array(DType::kF32, {3, d, p}, rng)});
+  }
+  if (gemms) {
+    EXPECT_GT(gemms(), before);
+  }
+  // An operand without a unit stride in its matrix axes is refused, saying so.
+  const NDArray wide = random_array(DType::kF32, {8, 12}, rng);
+  const ir::Function& fn = *module_->lookup("mm");
+  std::string got;
+  try {
+    run_on_device(*compiler::cuda::CudaFunction::compile(fn), fn,
+                  {NDArray::view(wide, {4, 3}, {24, 2}), random_array(DType::kF32, {3, 2}, rng)});
+  } catch (const ir::Error& e) {
+    got = e.what();
+  }
+  EXPECT_NE(got.find("operand a (strides 24, 2) has no unit stride"), std::string::npos) << got;
+}
+
 TEST_F(CudaDevice, NothingIsLeftAllocatedOrLoadedTwice) {
   // A workspace the caller gives is used as is; without one the call's own
   // is freed on the stream. (Observed through the emulated driver only.)
@@ -361,7 +415,7 @@ namespace {
 compiler::cuda::CudaProgram mirror_program(bool barrier) {
   compiler::cuda::CudaProgram p;
   p.slots = {compiler::Slot{compiler::Slot::kOutput, 0, nullptr}};
-  p.kernels = {{"tf_k0", Launch::kOneBlock, false}};
+  p.kernels = {{"tf_k0", Launch::kOneBlock, false, std::nullopt}};
   p.source = std::string(compiler::cuda::cuda_prelude_source()) +
              "struct tf_args { void* B[1]; int64_t SH[1]; int64_t ST[1]; int64_t RS[1]; int* err; int* pre; "
              "int64_t* info; };\n"

@@ -27,6 +27,18 @@
 
 #include "emulated_module.h"
 
+// The handle types with <cuda.h>'s names, as the backend declares them
+// (core/compiler/cuda/driver.h): the same function types, which UBSan's
+// function check compares.
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUstream = CUstream_st*;
+
 namespace {
 
 using CUresult = int;
@@ -65,7 +77,7 @@ State& state() {
 
 // A context per device; a thread's stack of current contexts.
 char g_contexts[kDevices];
-thread_local std::vector<void*> t_current;
+thread_local std::vector<CUcontext> t_current;
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
@@ -126,27 +138,27 @@ CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
     default: return kInvalidValue;
   }
 }
-CUresult cuDevicePrimaryCtxRetain(void** ctx, int dev) {
+CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, int dev) {
   if (dev < 0 || dev >= kDevices) return kInvalidDevice;
-  *ctx = &g_contexts[dev];
+  *ctx = reinterpret_cast<CUcontext>(&g_contexts[dev]);
   return kSuccess;
 }
-CUresult cuCtxGetCurrent(void** ctx) {
+CUresult cuCtxGetCurrent(CUcontext* ctx) {
   *ctx = t_current.empty() ? nullptr : t_current.back();
   return kSuccess;
 }
-CUresult cuCtxPushCurrent_v2(void* ctx) {
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   t_current.push_back(ctx);
   return kSuccess;
 }
-CUresult cuCtxPopCurrent_v2(void** ctx) {
+CUresult cuCtxPopCurrent_v2(CUcontext* ctx) {
   if (t_current.empty()) return kInvalidContext;
   if (ctx) *ctx = t_current.back();
   t_current.pop_back();
   return kSuccess;
 }
 
-CUresult cuCtxSetCurrent(void* ctx) {
+CUresult cuCtxSetCurrent(CUcontext ctx) {
   if (t_current.empty())
     t_current.push_back(ctx);
   else
@@ -154,16 +166,16 @@ CUresult cuCtxSetCurrent(void* ctx) {
   return kSuccess;
 }
 // Streams are opaque here: every queue runs at once, in order.
-CUresult cuStreamCreate(void** stream, unsigned) {
-  *stream = new char;
+CUresult cuStreamCreate(CUstream* stream, unsigned) {
+  *stream = reinterpret_cast<CUstream>(new char);
   return kSuccess;
 }
-CUresult cuStreamDestroy_v2(void* stream) {
-  delete static_cast<char*>(stream);
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  delete reinterpret_cast<char*>(stream);
   return kSuccess;
 }
 
-CUresult cuModuleLoadData(void** module, const void* image) {
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   if (t_current.empty()) return kInvalidContext;
   const std::string source(static_cast<const char*>(image));
   State& s = state();
@@ -180,27 +192,27 @@ CUresult cuModuleLoadData(void** module, const void* image) {
       return kInvalidImage;
     }
   }
-  *module = new Module{m, {}};
+  *module = reinterpret_cast<CUmodule>(new Module{m, {}});
   return kSuccess;
 }
-CUresult cuModuleUnload(void* module) {
-  delete static_cast<Module*>(module);
+CUresult cuModuleUnload(CUmodule module) {
+  delete reinterpret_cast<Module*>(module);
   return kSuccess;
 }
-CUresult cuModuleGetFunction(void** fn, void* module, const char* name) {
-  auto* m = static_cast<Module*>(module);
+CUresult cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name) {
+  auto* m = reinterpret_cast<Module*>(module);
   if (!m->code->has(name)) return kNotFound;
   m->functions.push_back(std::make_unique<Function>(Function{m->code, name}));
-  *fn = m->functions.back().get();
+  *fn = reinterpret_cast<CUfunction>(m->functions.back().get());
   return kSuccess;
 }
-CUresult cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned shared, void* stream, void** params, void** extra) {
+CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream stream, void** params, void** extra) {
   if (t_current.empty()) return kInvalidContext;
   if (gy != 1 || gz != 1 || by != 1 || bz != 1 || shared != 0 || extra != nullptr || !params || gx == 0 ||
       bx == 0 || bx > 1024)
     return kInvalidValue;
-  auto* f = static_cast<Function*>(fn);
+  auto* f = reinterpret_cast<Function*>(fn);
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
@@ -226,17 +238,17 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   return allocate(p, bytes);
 }
 CUresult cuMemFree_v2(CUdeviceptr p) { return release(p); }
-CUresult cuMemAllocAsync(CUdeviceptr* p, size_t bytes, void*) { return allocate(p, bytes); }
-CUresult cuMemFreeAsync(CUdeviceptr p, void*) { return release(p); }
-CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void*) {
+CUresult cuMemAllocAsync(CUdeviceptr* p, size_t bytes, CUstream) { return allocate(p, bytes); }
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream) { return release(p); }
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   std::memset(reinterpret_cast<void*>(p), v, n);
   return kSuccess;
 }
-CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, void*) {
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream) {
   std::memcpy(dst, reinterpret_cast<const void*>(src), n);
   return kSuccess;
 }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void*) {
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
   return kSuccess;
 }
@@ -248,14 +260,14 @@ CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
   std::memcpy(dst, reinterpret_cast<const void*>(src), n);
   return kSuccess;
 }
-CUresult cuStreamSynchronize(void* stream) {
+CUresult cuStreamSynchronize(CUstream stream) {
   if (capturing(stream)) return kCaptureUnsupported;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   ++s.synchronizations;
   return kSuccess;
 }
-CUresult cuStreamIsCapturing(void* stream, int* status) {
+CUresult cuStreamIsCapturing(CUstream stream, int* status) {
   *status = capturing(stream) ? 1 : 0;
   return kSuccess;
 }

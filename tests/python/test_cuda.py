@@ -26,6 +26,10 @@ def rmsnorm(x: Tensor[(N, 8), f32], w: Tensor[(8,), f32]) -> Tensor[(N, 8), f32]
 @func
 def mm(a: Tensor[(N, 8), f32], b: Tensor[(8, 4), f32]) -> Tensor[(N, 4), f32]:
     return matmul(a, b)
+
+@func
+def conv(x: Tensor[(1, 1, 4, 4), f32], w: Tensor[(1, 1, 3, 3), f32]) -> Tensor[(1, 1, 2, 2), f32]:
+    return conv2d(x, w, None)
 '''
 
 
@@ -81,9 +85,11 @@ def test_on_a_device_register_gives_the_op_a_cuda_kernel():
         # Replaced with the same schema: the CUDA kernel is replaced too.
         tf.register(tf.Module(KERNELS.replace("1e-6", "1e-5")).compile("rmsnorm"), name="rms_dev", replace=True)
         print(has("rms_dev"))
-        # What the CUDA target does not compile yet: a CPU op only, and why.
+        # A MatMul (cuBLAS) has one; what the CUDA target does not compile
+        # yet gets a CPU kernel only, and says why.
         tf.register(m.compile("mm"), name="mm_dev")
-        print(has("mm_dev"), tf.cuda_unsupported_reason("mm_dev"))
+        tf.register(m.compile("conv"), name="conv_dev")
+        print(has("mm_dev"), has("conv_dev"), tf.cuda_unsupported_reason("conv_dev"))
         # A CUDA kernel refuses CPU tensors, naming them.
         k = m.compile("rmsnorm", backend="cuda")
         try:
@@ -95,21 +101,22 @@ def test_on_a_device_register_gives_the_op_a_cuda_kernel():
     assert out[1] == "cuda"
     assert out[2] == "True True ''"
     assert out[3] == "True"
-    assert out[4].startswith("False ") and "MatMul / Conv2D" in out[4] and "not compiled for CUDA yet" in out[4]
+    assert out[4].startswith("True False ") and "conv" in out[4] and "not compiled for CUDA yet" in out[4]
     assert "a cpu tensor, but 'rmsnorm' runs on cuda:0" in out[5]
 
 
 def test_replacing_a_cuda_op_with_a_function_without_a_cuda_form_is_refused():
     out = run('''
-        src = KERNELS + "\\n@func\\ndef f(a: Tensor[(N, 8), f32], b: Tensor[(8, 4), f32]) -> Tensor[(N, 4), f32]:\\n    return sum(a, axes=-1, keepdim=True) * b[0:1, :]\\n"
-        tf.register(tf.Module(src).compile("f"), name="swap")
-        other = src.replace("return sum(a, axes=-1, keepdim=True) * b[0:1, :]", "return matmul(a, b)")
+        head = "\\n@func\\ndef f(a: Tensor[(N, 8), f32], b: Tensor[(8, 4), f32]) -> Tensor[(N, 4), f32]:\\n"
+        tf.register(tf.Module(KERNELS + head + "    return a[:, 0:4] * b[0:1, :]\\n").compile("f"), name="swap")
+        topk = "    vals, ids = topk(a, k=4)\\n    return vals * b[0:1, :]\\n"  # TopK: no CUDA form yet
         try:
-            tf.register(tf.Module(other).compile("f"), name="swap", replace=True)
+            tf.register(tf.Module(KERNELS + head + topk).compile("f"), name="swap", replace=True)
         except tf.TileFoundryError as e:
             print(e.status, e.message)
     ''', emulated_driver()).splitlines()
     assert out[0].startswith("TF_ERR_UNSUPPORTED tilefoundry::swap had a CUDA kernel")
+    assert "TopK" in out[0]
 
 
 def test_the_gpu_bench_says_what_it_is_missing():

@@ -8,6 +8,7 @@
 #include "core/compiler/cuda/kernel_split.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/compiler/emit_util.h"
+#include "core/ir/error.h"
 
 namespace tf::compiler::cuda {
 namespace {
@@ -58,6 +59,13 @@ std::string kernel_preamble(const LoweredEntry& e) {
   return o.str();
 }
 
+// cuBLAS multiplies the float types a MatMul takes but the 8-bit ones.
+void require_gemm_dtype(ir::DType d) {
+  if (d == ir::DType::kF16 || d == ir::DType::kBF16 || d == ir::DType::kF32 || d == ir::DType::kF64) return;
+  ir::fail(ir::ErrorKind::kUnsupported,
+           "MatMul of " + std::string(ir::dtype_name(d)) + " is not compiled for CUDA yet (cuBLAS has no such GEMM)");
+}
+
 CudaProgram print_program(const LoweredEntry& e) {
   CudaProgram p;
   p.slots = e.slots;
@@ -73,7 +81,7 @@ CudaProgram print_program(const LoweredEntry& e) {
       CudaPrinter printer;  // a printer per kernel: it names the kernel's variables
       for (const auto& [v, name] : spellings) printer.predeclare(v, name);
       const std::string body = printer.kernel(k, 1);
-      const CudaKernel kernel{"tf_k" + S(p.kernels.size()), printer.launch(), precheck};
+      const CudaKernel kernel{"tf_k" + S(p.kernels.size()), printer.launch(), precheck, std::nullopt};
       o << "\n// " << (precheck ? "check" : "stage") << ", launched as " << launch_name(kernel.launch) << "\n"
         << "extern \"C\" __global__ void __launch_bounds__(" << kBlockThreads << ") " << kernel.name
         << "(const __grid_constant__ tf_args A) {\n"
@@ -82,7 +90,15 @@ CudaProgram print_program(const LoweredEntry& e) {
     }
   };
   for (const tir::StmtPtr& s : e.prechecks) add(s, true);
-  for (const tir::StmtPtr& s : e.stages) add(s, false);
+  for (size_t i = 0; i < e.stages.size(); ++i) {
+    if (const std::optional<GemmCall>& g = e.stage_gemms.at(i)) {
+      require_gemm_dtype(e.slots.at(g->out).type->dtype());
+      o << "\n// stage " << i << ": a MatMul, through cuBLAS from the host\n";
+      p.kernels.push_back(CudaKernel{"", Launch::kOneBlock, false, g});
+      continue;
+    }
+    add(e.stages[i], false);
+  }
   p.source = o.str();
   return p;
 }

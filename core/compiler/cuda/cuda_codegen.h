@@ -18,9 +18,11 @@
 //   };
 // Launch: kBlockThreads threads per block; the grid as kernels[i].launch
 // says (cuda_printer.h: kOneBlock needs one block, the others any count —
-// their loops stride by the grid).
+// their loops stride by the grid). A MatMul stage is no kernel: the host
+// calls cuBLAS for it between the kernels (cublas.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,10 +32,13 @@
 
 namespace tf::compiler::cuda {
 
+// One step of a call, in launch order: a kernel, or a MatMul stage the
+// host runs through cuBLAS (gemm set, name empty).
 struct CudaKernel {
   std::string name;
   Launch launch;
   bool precheck;  // a check of parameters that runs before every stage
+  std::optional<GemmCall> gemm;
 };
 
 struct CudaProgram {

@@ -7,6 +7,7 @@
 
 #include "core/compiler/codegen.h"
 #include "core/compiler/compiler.h"
+#include "core/compiler/cuda/cublas.h"
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/compiler/loop_plan.h"
@@ -51,11 +52,20 @@ uint64_t byte_size(const ir::TensorType& t, const std::vector<int64_t>& shape) {
 struct Layout {
   std::vector<std::pair<const Slot*, uint64_t>> temps, staging;  // slot, byte offset
   std::vector<std::vector<int64_t>> temp_shapes, staging_shapes;
+  uint64_t cublas = 0;  // cuBLAS's workspace, when the program has a MatMul step
   uint64_t bytes = kAlign;
 };
 
+bool has_gemm(const CudaProgram& p) {
+  return std::any_of(p.kernels.begin(), p.kernels.end(), [](const CudaKernel& k) { return k.gemm.has_value(); });
+}
+
 Layout layout(const CudaProgram& p, const ir::DimBindings& b) {
   Layout l;
+  if (has_gemm(p)) {
+    l.cublas = l.bytes;
+    l.bytes += kCublasWorkspaceBytes;
+  }
   for (const Slot& s : p.slots) {
     const bool temp = s.kind == Slot::kTemp, staged = s.kind == Slot::kOutput && p.may_fail;
     if (!temp && !staged) continue;
@@ -209,6 +219,7 @@ CudaFunction::CudaFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<con
 CudaFunction::~CudaFunction() {
   for (auto& [device, l] : loaded_) {
     try {
+      if (!l.module) continue;
       ContextScope scope(device);
       driver().module_unload(l.module);
     } catch (const ir::Error&) {
@@ -256,9 +267,14 @@ const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
   auto it = loaded_.find(device);
   if (it != loaded_.end()) return it->second;
   const DriverApi& d = driver();
+  Loaded l;
+  l.grid = std::max(1, multiprocessor_count(device) * kBlocksPerMultiprocessor);
+  l.kernels.assign(program_.kernels.size(), nullptr);
+  const bool any_kernel = std::any_of(program_.kernels.begin(), program_.kernels.end(),
+                                      [](const CudaKernel& k) { return !k.gemm; });
+  if (!any_kernel) return loaded_.emplace(device, std::move(l)).first->second;  // cuBLAS steps only
   const int arch = compute_capability(device);
   const std::string image = module_image(program_, name_, arch);
-  Loaded l;
   if (const CUresult r = d.module_load_data(&l.module, image.c_str()); r != 0) {
     // The usual cause: a CUBIN from an NVRTC newer than the driver.
     const DriverStatus& ds = driver_status();
@@ -270,12 +286,9 @@ const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
         "; a driver loads code from an NVRTC of its own CUDA version or older: TF_NVRTC_LIBRARY picks another)";
     check(r, what.c_str());
   }
-  for (const CudaKernel& k : program_.kernels) {
-    CUfunction f = nullptr;
-    check(d.module_function(&f, l.module, k.name.c_str()), "cuModuleGetFunction");
-    l.kernels.push_back(f);
-  }
-  l.grid = std::max(1, multiprocessor_count(device) * kBlocksPerMultiprocessor);
+  for (size_t k = 0; k < program_.kernels.size(); ++k)
+    if (!program_.kernels[k].gemm)
+      check(d.module_function(&l.kernels[k], l.module, program_.kernels[k].name.c_str()), "cuModuleGetFunction");
   return loaded_.emplace(device, std::move(l)).first->second;
 }
 
@@ -325,15 +338,34 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
   auto* words = reinterpret_cast<ErrorWords*>(ws.ptr(0));
   std::vector<int64_t> args = pack_kernel_args(arrays, scalars, &words->err, &words->pre, words->info);
   void* params[] = {args.data()};
+  ErrorWords host{};
+  // The error words on the host (a synchronization); a failed check raises.
+  const auto read_errors = [&] {
+    check(d.memcpy_dtoh_async(&host, ws.at(0), sizeof host, stream), "cuMemcpyDtoHAsync");
+    check(d.stream_synchronize(stream), "cuStreamSynchronize");
+    if (host.pre != 0) raise_kernel_error(host.pre, host.info);
+  };
+  // Whether the checks' outcome must still be learned before a host step.
+  bool unchecked = std::any_of(program_.kernels.begin(), program_.kernels.end(),
+                               [](const CudaKernel& k) { return k.precheck; });
   for (size_t k = 0; k < l.kernels.size(); ++k) {
-    const unsigned grid = program_.kernels[k].launch == Launch::kOneBlock ? 1u : static_cast<unsigned>(l.grid);
+    const CudaKernel& step = program_.kernels[k];
+    if (step.gemm) {
+      // A kernel returns at once after a failed check; a host step must
+      // learn it first, so that nothing is written.
+      if (unchecked) {
+        read_errors();
+        unchecked = false;
+      }
+      gemm(arrays.at(step.gemm->a), arrays.at(step.gemm->b), arrays.at(step.gemm->out), device, stream,
+           ws.ptr(lay.cublas), kCublasWorkspaceBytes);
+      continue;
+    }
+    const unsigned grid = step.launch == Launch::kOneBlock ? 1u : static_cast<unsigned>(l.grid);
     check(d.launch(l.kernels[k], grid, 1, 1, kBlockThreads, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel");
   }
   if (!reports) return;
-  ErrorWords host{};
-  check(d.memcpy_dtoh_async(&host, ws.at(0), sizeof host, stream), "cuMemcpyDtoHAsync");
-  check(d.stream_synchronize(stream), "cuStreamSynchronize");
-  if (host.pre != 0) raise_kernel_error(host.pre, host.info);
+  read_errors();
   if (host.err != 0) raise_kernel_error(host.err, host.info);
   if (!program_.may_fail) return;
   for (size_t i = 0; i < outputs.size(); ++i)

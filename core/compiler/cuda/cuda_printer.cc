@@ -218,7 +218,7 @@ void CudaPrinter::block_loop(const For& f, int depth) {
 
 std::string CudaPrinter::call(const Call& c) {
   const std::string& n = c.name();
-  if (n == "tf_gemm" || n == "tf_gemm_widened") not_yet("MatMul / Conv2D (cuBLAS from the host)");
+  if (n == "tf_gemm" || n == "tf_gemm_widened") not_yet("Conv2D (its GEMM through cuBLAS)");
   if (n == "tf_topk_row") not_yet("TopK");
   if (n == "__builtin_prefetch") return call_spelling("tf_prefetch", c);
   if (n == "__builtin_fma") return call_spelling("fma", c);

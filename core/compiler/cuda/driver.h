@@ -18,15 +18,23 @@
 #include <cstdint>
 #include <string>
 
+// The driver's handle types, declared at global scope with <cuda.h>'s
+// names: a driver written against those names (the tests' emulated one)
+// then has exactly the function types called here.
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+
 namespace tf::compiler::cuda {
 
 using CUresult = int;
 using CUdevice = int;
 using CUdeviceptr = uint64_t;
-using CUcontext = struct CUctx_st*;
-using CUmodule = struct CUmod_st*;
-using CUfunction = struct CUfunc_st*;
-using CUstream = struct CUstream_st*;
+using CUcontext = ::CUctx_st*;
+using CUmodule = ::CUmod_st*;
+using CUfunction = ::CUfunc_st*;
+using CUstream = ::CUstream_st*;
 
 struct DriverApi {
   CUresult (*init)(unsigned);
