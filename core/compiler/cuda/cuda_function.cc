@@ -186,8 +186,7 @@ std::vector<int64_t> pack_kernel_args(const std::vector<runtime::NDArray>& array
   return words;
 }
 
-std::string module_image(const CudaProgram& p, const std::string& name, int arch) {
-  if (driver_status().takes_source) return p.source;
+std::string cubin_image(const CudaProgram& p, const std::string& name, int arch) {
   const NvrtcStatus& nv = nvrtc_status();
   if (!nv.available) ir::fail(ir::ErrorKind::kUnsupported, "the CUDA backend is unavailable: " + nv.why);
   const std::string key = source_hash(p.source + "\n// sm_" + std::to_string(arch) + ", NVRTC " +
@@ -206,6 +205,12 @@ std::string module_image(const CudaProgram& p, const std::string& name, int arch
     dump_text(stem + ".ptx", ptx);
   }
   return g_images.emplace(key, std::move(image)).first->second;
+}
+
+std::string module_image(const CudaProgram& p, const std::string& name, int arch) {
+  if (!driver_status().takes_source) return cubin_image(p, name, arch);
+  dump_text(name + "." + source_hash(p.source) + ".cu", p.source);
+  return p.source;
 }
 
 CudaFunction::CudaFunction(CudaProgram p, std::string name)

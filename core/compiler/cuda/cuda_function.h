@@ -97,9 +97,12 @@ class CudaFunction {
 };
 
 // The code a driver loads for `p` on a device of compute capability `arch`:
-// a CUBIN (cached as the header says), or the source for a driver that
-// takes source.
+// cubin_image, or the source for a driver that takes source.
 std::string module_image(const CudaProgram& p, const std::string& name, int arch);
+// p's CUBIN for sm_<arch>, compiled by NVRTC once per machine (cached in
+// process and on disk as the header says; TF_DUMP_DIR gets the .cu, .ptx
+// and .tir). Throws Error(kUnsupported) without NVRTC.
+std::string cubin_image(const CudaProgram& p, const std::string& name, int arch);
 
 // tf_args (cuda_codegen.h) as 8-byte words, in the layout a kernel reads
 // its parameter: `arrays` are the program's slots in order.

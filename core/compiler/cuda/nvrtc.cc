@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <regex>
@@ -34,6 +35,7 @@ struct Api {
 
 Api g_api{};
 NvrtcStatus g_status;
+std::atomic<int64_t> g_compiles{0};
 
 std::vector<std::string> candidates() {
   std::vector<std::string> out;
@@ -131,6 +133,7 @@ NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name, in
   opts.insert(opts.end(), options.begin(), options.end());
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
+  ++g_compiles;
 
   nvrtcProgram p = nullptr;
   nvrtcResult r = g_api.create(&p, source.c_str(), name.c_str(), 0, nullptr, nullptr);
@@ -149,6 +152,8 @@ NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name, in
   g_api.destroy(&p);
   return out;
 }
+
+int64_t nvrtc_compiles() { return g_compiles.load(); }
 
 std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
   // ptxas -v, per kernel:

@@ -42,6 +42,9 @@ struct NvrtcOutput {
 NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name, int arch, bool cubin,
                           const std::vector<std::string>& options = {});
 
+// How many times this process ran nvrtc_compile (tests count recompiles).
+int64_t nvrtc_compiles();
+
 // What ptxas -v reported for one kernel.
 struct KernelResources {
   std::string kernel;  // the mangled or extern "C" name
