@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -115,6 +116,14 @@ def mlp(x: Tensor[(N, D), bf16], w1: Tensor[(D, P), bf16], w2: Tensor[(D, P), bf
 @func
 def bmm(a: Tensor[(2, 3, N, D), f32], b: Tensor[(3, D, P), f32]) -> Tensor[(2, 3, N, P), f32]:
     return matmul(a, b)
+
+@func
+def top3(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, 3), f32], Tensor[(N, 3), i64]]:
+    return topk(x, k=3)
+
+@func
+def bottom2(x: Tensor[(N, D), bf16]) -> tuple[Tensor[(2, D), bf16], Tensor[(2, D), i64]]:
+    return topk(x, k=2, axis=0, largest=False)
 
 @scaled.specialize(S=(4, 64))
 def scaled_large(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
@@ -233,7 +242,7 @@ TEST_F(CudaEmulated, ACheckFailsBeforeAnyStageWrites) {
 TEST_F(CudaEmulated, EveryFunctionHereCompilesForTheDevice) {
   for (const char* name : {"rmsnorm", "resnorm16", "swiglu", "smax", "lnorm", "gelu_t", "col_sum", "row_stats",
                            "int_ops", "transposed", "two_stages", "pieces", "rope_half", "append", "scaled", "mm",
-                           "mm64", "mlp", "bmm"}) {
+                           "mm64", "mlp", "bmm", "top3", "bottom2"}) {
     SCOPED_TRACE(name);
     expect_cuda_compiles(*module_->lookup(name), name);
   }
@@ -379,6 +388,24 @@ TEST_F(CudaDevice, MatMulRunsThroughCublas) {
     got = e.what();
   }
   EXPECT_NE(got.find("operand a (strides 24, 2) has no unit stride"), std::string::npos) << got;
+}
+
+TEST_F(CudaDevice, TopKKeepsTorchsOrder) {
+  std::mt19937 rng(17);
+  for (auto [n, d] : {std::pair<int64_t, int64_t>{2, 3}, {5, 300}}) {
+    SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(d));
+    NDArray x = random_array(DType::kF32, {n, d}, rng);
+    // Ties (equal values: the lower index first) and NaN (above every number).
+    auto* px = static_cast<float*>(x.data());
+    px[1] = px[2] = 7.0f;
+    px[0] = std::nanf("");
+    agree_on_device("top3", {x});
+    agree_on_device("bottom2", {random_array(DType::kBF16, {n, d}, rng)});
+  }
+  // k above the axis length: the evaluator's error, before anything runs.
+  const auto [want, got] = errors("bottom2", {random_array(DType::kBF16, {1, 4}, rng)});
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
 }
 
 TEST_F(CudaDevice, NothingIsLeftAllocatedOrLoadedTwice) {

@@ -109,14 +109,16 @@ def test_replacing_a_cuda_op_with_a_function_without_a_cuda_form_is_refused():
     out = run('''
         head = "\\n@func\\ndef f(a: Tensor[(N, 8), f32], b: Tensor[(8, 4), f32]) -> Tensor[(N, 4), f32]:\\n"
         tf.register(tf.Module(KERNELS + head + "    return a[:, 0:4] * b[0:1, :]\\n").compile("f"), name="swap")
-        topk = "    vals, ids = topk(a, k=4)\\n    return vals * b[0:1, :]\\n"  # TopK: no CUDA form yet
+        # A Conv2D (no CUDA form yet) of the same signature.
+        conv = ("    y = conv2d(reshape(a, (1, 1, N, 8)), reshape(b[0:1, 0:1], (1, 1, 1, 1)), None)\\n"
+                "    return reshape(y, (N, 8))[:, 0:4]\\n")
         try:
-            tf.register(tf.Module(KERNELS + head + topk).compile("f"), name="swap", replace=True)
+            tf.register(tf.Module(KERNELS + head + conv).compile("f"), name="swap", replace=True)
         except tf.TileFoundryError as e:
             print(e.status, e.message)
     ''', emulated_driver()).splitlines()
     assert out[0].startswith("TF_ERR_UNSUPPORTED tilefoundry::swap had a CUDA kernel")
-    assert "TopK" in out[0]
+    assert "conv" in out[0]
 
 
 def test_the_gpu_bench_says_what_it_is_missing():

@@ -26,12 +26,21 @@ namespace {
 [[noreturn]] void not_yet(const std::string& what) {
   ir::fail(ir::ErrorKind::kUnsupported, "CUDA backend: " + what + " is not compiled for CUDA yet");
 }
-const char* const kKernelAllocation = "memory allocated inside a kernel (TopK's order, a conv's columns)";
+const char* const kKernelAllocation = "memory allocated inside a kernel (a conv's columns)";
+
+// A global allocation the device form of its one user does without: TopK's
+// order row (the device's tf_topk_row ranks instead of sorting).
+bool scratch_not_needed(const Allocate& a) {
+  const Evaluate* e = as<Evaluate>(a.body());
+  const Call* c = e ? as<Call>(e->value()) : nullptr;
+  return c && c->name() == "tf_topk_row" && !c->args().empty() && c->args().back().get() == a.var().get();
+}
 
 // The prelude's helpers over many elements (prelude.cc): a tf_team first.
 const std::set<std::string>& team_helpers() {
-  static const std::set<std::string> s{"tf_stream",  "tf_exp_n",    "tf_exp_sum_n", "tf_div_n",   "tf_gelu_tanh_n",
-                                       "tf_rf16_n",  "tf_widen_n",  "tf_narrow_n",  "tf_copy_nd", "tf_arange"};
+  static const std::set<std::string> s{"tf_stream",      "tf_exp_n",   "tf_exp_sum_n", "tf_div_n",
+                                       "tf_gelu_tanh_n", "tf_rf16_n",  "tf_widen_n",   "tf_narrow_n",
+                                       "tf_copy_nd",     "tf_arange",  "tf_topk_row"};
   return s;
 }
 // Those a whole grid may call as a kernel's only work: no result, no
@@ -140,7 +149,7 @@ void CudaPrinter::print_block(const StmtPtr& s, int depth) {
     }
     case StmtKind::kAllocate: {
       auto& a = static_cast<const Allocate&>(*s);
-      if (a.scope() != MemoryScope::kLocal) not_yet(kKernelAllocation);
+      if (a.scope() != MemoryScope::kLocal) return no_scratch(a, depth);
       out_ += pad + "__shared__ " + ctype(a.var()->dtype()) + " " + name(a.var().get()) + "[" + expr(a.extent()) +
               "];\n";
       return print(a.body(), depth);
@@ -159,7 +168,7 @@ void CudaPrinter::print_thread(const StmtPtr& s, int depth) {
   switch (s->kind()) {
     case StmtKind::kAllocate:
       if (static_cast<const Allocate&>(*s).scope() != MemoryScope::kLocal)
-        not_yet(kKernelAllocation);
+        return no_scratch(static_cast<const Allocate&>(*s), depth);
       return CppPrinter::print(s, depth);
     case StmtKind::kBarrier: not_yet("a barrier inside one thread's loop");
     case StmtKind::kReturn:
@@ -167,6 +176,13 @@ void CudaPrinter::print_thread(const StmtPtr& s, int depth) {
       return;
     default: return CppPrinter::print(s, depth);
   }
+}
+
+void CudaPrinter::no_scratch(const Allocate& a, int depth) {
+  if (!scratch_not_needed(a)) not_yet(kKernelAllocation);
+  out_ += std::string(2 * static_cast<size_t>(depth), ' ') + ctype(a.var()->dtype()) + "* " + name(a.var().get()) +
+          " = nullptr;  // the device's form needs no scratch\n";
+  print(a.body(), depth);
 }
 
 void CudaPrinter::print_for(const For& f, int depth) {
@@ -219,7 +235,6 @@ void CudaPrinter::block_loop(const For& f, int depth) {
 std::string CudaPrinter::call(const Call& c) {
   const std::string& n = c.name();
   if (n == "tf_gemm" || n == "tf_gemm_widened") not_yet("Conv2D (its GEMM through cuBLAS)");
-  if (n == "tf_topk_row") not_yet("TopK");
   if (n == "__builtin_prefetch") return call_spelling("tf_prefetch", c);
   if (n == "__builtin_fma") return call_spelling("fma", c);
   if (team_helpers().count(n)) {

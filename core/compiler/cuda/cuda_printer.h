@@ -53,6 +53,9 @@ class CudaPrinter : public cpu::CppPrinter {
   void block_loop(const tir::For& f, int depth);
   void print_block(const tir::StmtPtr& s, int depth);
   void print_thread(const tir::StmtPtr& s, int depth);
+  // A global allocation inside a kernel whose one user needs no scratch on
+  // the device (TopK's order row); any other is not compiled yet.
+  void no_scratch(const tir::Allocate& a, int depth);
 
   Level level_ = Level::kGrid;
   bool grid_call_ = false;  // the leaf is a helper called by the whole grid

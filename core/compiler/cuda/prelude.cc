@@ -268,6 +268,32 @@ TF_FN void tf_arange(const tf_team& t, T* y, int64_t n, double start, double ste
   }
   tf_team_sync(t);
 }
+// TopK of one line x[i * xs], i < len, as the CPU prelude's tf_topk_row
+// (torch.topk's order: NaN above every number, equal values by lower index
+// first), without its scratch row: the order is total, so each element's
+// place is the number of elements before it, and the first k places are
+// written. The team shares the elements; `order` is not used.
+template <typename T>
+TF_FN void tf_topk_row(const tf_team& t, const T* x, int64_t xs, int64_t len, int64_t k, bool largest, T* v,
+                       int64_t vs, int64_t* ix, int64_t is, int64_t* order) {
+  (void)order;
+  for (int64_t i = t.first; i < len; i += t.stride) {
+    const auto xi = tf_widen(x[i * xs]);
+    int64_t place = 0;
+    for (int64_t j = 0; j < len && place < k; ++j) {
+      if (j == i) continue;
+      const auto xj = tf_widen(x[j * xs]);
+      const bool ji = largest ? tf_topk_greater(xj, xi) : tf_topk_greater(xi, xj);
+      const bool ij = largest ? tf_topk_greater(xi, xj) : tf_topk_greater(xj, xi);
+      place += (ji || (!ij && j < i)) ? 1 : 0;
+    }
+    if (place < k) {
+      v[place * vs] = x[i * xs];
+      ix[place * is] = i;
+    }
+  }
+  tf_team_sync(t);
+}
 )TFCUDA";
 
 }  // namespace
