@@ -107,6 +107,21 @@ class Workspace {
   bool owned_ = false;
 };
 
+// Error words that stay zero, one set per device for the process's life:
+// what a program that cannot fail reads as its `pre` and `err`.
+ErrorWords* zero_words(int device) {
+  static std::mutex mu;
+  static std::map<int, ErrorWords*> zeros;
+  std::lock_guard<std::mutex> lock(mu);
+  ErrorWords*& z = zeros[device];
+  if (!z) {
+    const ErrorWords host{};
+    z = static_cast<ErrorWords*>(device_alloc(device, sizeof host));
+    copy_to_device(device, z, &host, sizeof host);
+  }
+  return z;
+}
+
 CUdeviceptr address(const runtime::NDArray& a) { return reinterpret_cast<CUdeviceptr>(a.data()); }
 
 uint64_t array_bytes(const runtime::NDArray& a) {
@@ -272,6 +287,7 @@ const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
   auto it = loaded_.find(device);
   if (it != loaded_.end()) return it->second;
   const DriverApi& d = driver();
+  zero_words(device);  // allocated with the code, not by a call
   Loaded l;
   l.grid = std::max(1, multiprocessor_count(device) * kBlocksPerMultiprocessor);
   l.kernels.assign(program_.kernels.size(), nullptr);
@@ -317,7 +333,10 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
   const DriverApi& d = driver();
   const Layout lay = layout(program_, bindings);
   Workspace ws(workspace, workspace_bytes, lay.bytes, stream);
-  check(d.memset_d8_async(ws.at(0), 0, sizeof(ErrorWords), stream), "cuMemsetD8Async");
+  // A program that cannot report an error never writes its error words, so
+  // it reads the device's shared zeros: no memset per call.
+  ErrorWords* words = reports ? reinterpret_cast<ErrorWords*>(ws.ptr(0)) : zero_words(device);
+  if (reports) check(d.memset_d8_async(ws.at(0), 0, sizeof(ErrorWords), stream), "cuMemsetD8Async");
 
   // The slots' arrays in order: inputs, outputs (or their staging copies),
   // temporaries.
@@ -340,7 +359,6 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
                                               lay.temp_shapes[t], runtime::contiguous_strides(lay.temp_shapes[t])));
   std::vector<int64_t> scalars;
   for (const RuntimeScalar& sc : program_.scalars) scalars.push_back(resolve_scalar(sc, bindings));
-  auto* words = reinterpret_cast<ErrorWords*>(ws.ptr(0));
   std::vector<int64_t> args = pack_kernel_args(arrays, scalars, &words->err, &words->pre, words->info);
   void* params[] = {args.data()};
   ErrorWords host{};
