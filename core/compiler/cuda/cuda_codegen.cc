@@ -105,6 +105,10 @@ CudaProgram print_program(const LoweredEntry& e) {
 
 }  // namespace
 
+bool has_gemm(const CudaProgram& p) {
+  return std::any_of(p.kernels.begin(), p.kernels.end(), [](const CudaKernel& k) { return k.gemm.has_value(); });
+}
+
 CudaProgram generate_cuda_segment(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& outputs,
                                   const std::vector<bool>& aliased) {
   CudaProgram p = print_program(lower_entry(inputs, outputs, aliased, Target::kCuda));

@@ -51,6 +51,9 @@ struct CudaProgram {
   std::string tir;          // the TIR the kernels were printed from
 };
 
+// Whether p has a MatMul step (cuBLAS).
+bool has_gemm(const CudaProgram& p);
+
 // Throws Error(kUnsupported) naming the first construct without a CUDA form.
 CudaProgram generate_cuda(const ir::Function& fn);
 // One straight-line segment, as codegen.h's generate_segment.

@@ -56,9 +56,6 @@ struct Layout {
   uint64_t bytes = kAlign;
 };
 
-bool has_gemm(const CudaProgram& p) {
-  return std::any_of(p.kernels.begin(), p.kernels.end(), [](const CudaKernel& k) { return k.gemm.has_value(); });
-}
 
 Layout layout(const CudaProgram& p, const ir::DimBindings& b) {
   Layout l;
@@ -267,6 +264,12 @@ bool CudaFunction::reports_errors() const {
   if (!variants_.empty()) return any_reports_errors(variants_);
   if (program_.may_fail) return true;
   return std::any_of(program_.kernels.begin(), program_.kernels.end(), [](const CudaKernel& k) { return k.precheck; });
+}
+
+bool CudaFunction::has_gemm() const {
+  if (!variants_.empty())
+    return std::any_of(variants_.begin(), variants_.end(), [](const auto& v) { return v->has_gemm(); });
+  return compiler::cuda::has_gemm(program_);
 }
 
 const CudaFunction& CudaFunction::variant(const ir::DimBindings& bindings) const {

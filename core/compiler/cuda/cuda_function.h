@@ -69,6 +69,8 @@ class CudaFunction {
 
   // Whether a call can report a run-time error (and so synchronizes).
   bool reports_errors() const;
+  // Whether a call runs a MatMul through cuBLAS.
+  bool has_gemm() const;
   // The source's content hash (the variants' joined for a prototype).
   const std::string& key() const { return key_; }
   // The program (null for a dispatch prototype).
