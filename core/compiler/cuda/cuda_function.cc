@@ -56,7 +56,6 @@ struct Layout {
   uint64_t bytes = kAlign;
 };
 
-
 Layout layout(const CudaProgram& p, const ir::DimBindings& b) {
   Layout l;
   if (has_gemm(p)) {
