@@ -267,8 +267,6 @@ void* current_stream(const std::string& op, c10::Device device) {
 
 }  // namespace
 
-// An in-place output is its input's own tensor (tf_kernel_run checks that
-// they match); only the fresh outputs are results.
 void BoxedKernel::run(const KernelRef& r, const DLTensors& in, DLTensors& out) {
   if (device_ == Device::kCpu) {
     tf_status s = tf_kernel_run(r.kernel, in.data(), in.size(), out.data(), out.size());
@@ -293,6 +291,8 @@ void BoxedKernel::run(const KernelRef& r, const DLTensors& in, DLTensors& out) {
   if (s != TF_OK) fail_status(op_name_, "tf_kernel_run_with_options", s);
 }
 
+// An in-place output is its input's own tensor (tf_kernel_run checks that
+// they match); only the fresh outputs are results.
 void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
   auto args = torch::jit::last(*stack, r.n_in);
   DLTensors in = view_inputs(op_name_, args, r, device_);
