@@ -36,7 +36,6 @@ void check_device(const DLTensor& t, const TensorLabel& what) {
                                ") is not supported; only cpu and cuda tensors are accepted");
 }
 
-
 void checked_shape(const DLTensor& t, const TensorLabel& what, std::vector<int64_t>* shape) {
   if (t.ndim < 0 || t.ndim > TF_MAX_NDIM) {
     invalid(what, "ndim " + std::to_string(t.ndim) + " is outside [0, " +

@@ -1,7 +1,8 @@
 // Checking caller DLTensors at the boundary. A tensor that crosses the C ABI
-// must be on the CPU or a CUDA device (the kernel's, require_device), have 0 <= ndim <= TF_MAX_NDIM, non-negative extents, a
-// shape array when ndim > 0, one lane, and data unless it has no elements;
-// anything else is an error naming the tensor, never a crash.
+// must be on the CPU or a CUDA device (the kernel's: require_device), have
+// 0 <= ndim <= TF_MAX_NDIM, non-negative extents, a shape array when
+// ndim > 0, one lane, and data unless it has no elements; anything else is
+// an error naming the tensor, never a crash.
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -34,9 +35,9 @@ class TensorLabel {
 // "cpu", "cuda:1".
 std::string device_string(const DLDevice& d);
 
-// Requires t to be on `want` (the device of the call to `kernel`): a cuda tensor for a CPU kernel is TF_ERR_UNSUPPORTED,
-// any other mismatch (a cpu tensor for a CUDA kernel, tensors on two GPUs)
-// TF_ERR_INVALID_ARGUMENT.
+// Requires t to be on `want` (the device of the call to `kernel`): a cuda
+// tensor for a CPU kernel is TF_ERR_UNSUPPORTED, any other mismatch (a cpu
+// tensor for a CUDA kernel, tensors on two GPUs) TF_ERR_INVALID_ARGUMENT.
 void require_device(const DLTensor& t, const DLDevice& want, const std::string& kernel, const TensorLabel& what);
 
 // Validates t and returns its dtype and shape. `what` names the tensor in
