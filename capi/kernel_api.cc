@@ -189,7 +189,8 @@ void check_cuda_outputs(const char* fn, const Kernel& k, const std::vector<runti
       if (static_cast<int64_t>(i) != k.output_alias(j) && tensors_overlap(o, inputs[i]))
         invalid(output_label(fn, j), "shares memory with input #" + std::to_string(i) + " (" + k.input_name(i) + ")");
     for (size_t m = j + 1; m < outputs.size(); ++m)
-      if (tensors_overlap(o, outputs[m])) invalid(output_label(fn, j), "shares memory with output #" + std::to_string(m));
+      if (tensors_overlap(o, outputs[m]))
+        invalid(output_label(fn, j), "shares memory with output #" + std::to_string(m));
   }
 }
 

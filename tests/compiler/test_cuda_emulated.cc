@@ -359,7 +359,8 @@ TEST_F(CudaDevice, MatMulRunsThroughCublas) {
   // cuBLAS's calls are counted by the emulated cuBLAS (a GPU's has no counter).
   const char* lib = std::getenv("TF_CUBLAS_LIBRARY");
   int64_t (*gemms)() = nullptr;
-  if (void* h = lib ? dlopen(lib, RTLD_NOW) : nullptr) gemms = reinterpret_cast<int64_t (*)()>(dlsym(h, "tf_emu_gemms"));
+  if (void* h = lib ? dlopen(lib, RTLD_NOW) : nullptr)
+    gemms = reinterpret_cast<int64_t (*)()>(dlsym(h, "tf_emu_gemms"));
   const int64_t before = gemms ? gemms() : 0;
   std::mt19937 rng(16);
   for (auto [n, d, p] : {std::array<int64_t, 3>{1, 1, 1}, {5, 33, 7}, {17, 300, 40}}) {

@@ -113,8 +113,8 @@ const char* cublasGetStatusString(int s) {
 }
 
 // C = alpha op(A) op(B) + beta C, column-major, `batch` times.
-int cublasGemmStridedBatchedEx(cublasContext*, int transa, int transb, int m, int n, int k, const void* alpha, const void* A,
-                               int atype, int lda, long long stride_a, const void* B, int btype, int ldb,
+int cublasGemmStridedBatchedEx(cublasContext*, int transa, int transb, int m, int n, int k, const void* alpha,
+                               const void* A, int atype, int lda, long long stride_a, const void* B, int btype, int ldb,
                                long long stride_b, const void* beta, void* C, int ctype, int ldc, long long stride_c,
                                int batch, int compute, int) {
   if (m < 0 || n < 0 || k < 0 || batch < 0) return kInvalidValue;

@@ -281,7 +281,8 @@ void BoxedKernel::run(const KernelRef& r, const DLTensors& in, DLTensors& out) {
   // The workspace is a tensor of torch's allocator: reused from its cache,
   // and, under graph capture, from the graph's pool.
   at::Tensor workspace;
-  if (bytes > 0) workspace = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+  if (bytes > 0)
+    workspace = at::empty({static_cast<int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
   tf_run_options o{};
   o.struct_size = sizeof o;
   o.stream = current_stream(op_name_, device);
@@ -304,7 +305,8 @@ void BoxedKernel::run_functional(const KernelRef& r, torch::jit::Stack* stack) {
     if (a >= 0)
       outputs.push_back(args[static_cast<size_t>(a)].toTensor());
     else if (device_ == Device::kCuda)  // torch's CUDA caching allocator
-      outputs.push_back(at::empty(descs[i].shape, at::TensorOptions().dtype(descs[i].dtype).device(call_device(args, r.n_in))));
+      outputs.push_back(
+          at::empty(descs[i].shape, at::TensorOptions().dtype(descs[i].dtype).device(call_device(args, r.n_in))));
     else
       outputs.push_back(empty_output(descs[i].shape, descs[i].dtype));
     out.push_back(a >= 0 ? in[static_cast<size_t>(a)] : dl_view(outputs.back(), r.out_dtypes[i]));

@@ -155,7 +155,8 @@ tf_status register_cuda_locked(tf_kernel k, const std::string& op_name) {
     return fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": tilefoundry::" + op_name +
                                              " was not registered by tf_torch_register; register its CPU kernel first");
   int32_t backend = -1;
-  if (tf_status s = tf_kernel_backend(k, &backend); s != TF_OK) return fail(s, std::string(fn) + ": " + tf_last_error());
+  if (tf_status s = tf_kernel_backend(k, &backend); s != TF_OK)
+    return fail(s, std::string(fn) + ": " + tf_last_error());
   if (backend != TF_BACKEND_CUDA)
     return fail(TF_ERR_INVALID_ARGUMENT, std::string(fn) + ": the kernel for tilefoundry::" + op_name +
                                              " was not compiled with TF_BACKEND_CUDA");
@@ -177,8 +178,8 @@ tf_status register_cuda_locked(tf_kernel k, const std::string& op_name) {
   auto functional = std::make_unique<BoxedKernel>(k, qualified, BoxedKernel::Mode::kFunctional,
                                                   std::vector<std::string>{}, BoxedKernel::Device::kCuda);
   reg.cuda_functional = functional.get();
-  reg.lib->impl(op_name.c_str(),
-                torch::dispatch(c10::DispatchKey::CUDA, torch::CppFunction::makeFromBoxedFunctor(std::move(functional))));
+  reg.lib->impl(op_name.c_str(), torch::dispatch(c10::DispatchKey::CUDA,
+                                                 torch::CppFunction::makeFromBoxedFunctor(std::move(functional))));
   if (!schemas.out.empty()) {
     auto out = std::make_unique<BoxedKernel>(k, qualified + ".out", BoxedKernel::Mode::kOut, schemas.out_names,
                                              BoxedKernel::Device::kCuda);
