@@ -104,12 +104,6 @@ bool any_may_fail(const std::vector<std::shared_ptr<const CompiledFunction>>& vs
   return false;
 }
 
-// An owned copy of a prototype's node (compile() receives a reference).
-ir::FunctionPtr own(const ir::Function& fn) {
-  ir::Function::Fields f{fn.name(), fn.params(), fn.body(), fn.return_type(), fn.specializations(),
-                         fn.variants(), fn.label(), fn.span(), fn.inplace()};
-  return std::make_shared<const ir::Function>(std::move(f), fn.type());
-}
 
 // The name a variant's entry has in an AOT library.
 std::string aot_name(const ir::Function& base, const ir::Function& variant) {
@@ -176,6 +170,12 @@ void CompiledFunction::run(const std::vector<runtime::NDArray>& inputs,
   const runtime::OmpTeamScope threads(lib_->omp_get_max_threads, lib_->omp_set_num_threads);
   const int code = entry_(ptrs.data(), shapes.data(), strides.data(), &rt);
   if (code != 0) raise_kernel_error(code, info);
+}
+
+ir::FunctionPtr own(const ir::Function& fn) {
+  ir::Function::Fields f{fn.name(), fn.params(), fn.body(), fn.return_type(), fn.specializations(),
+                         fn.variants(), fn.label(), fn.span(), fn.inplace()};
+  return std::make_shared<const ir::Function>(std::move(f), fn.type());
 }
 
 [[noreturn]] void raise_kernel_error(int code, const int64_t* info) {

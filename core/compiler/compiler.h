@@ -76,6 +76,10 @@ struct Program;
 // the TF_DUMP_DIR file.
 std::shared_ptr<const CompiledFunction> compile_program(const Program& p, const std::string& name);
 
+// An owned copy of a function node (a target's compile receives a
+// reference and keeps a dispatch prototype for choosing its variants).
+ir::FunctionPtr own(const ir::Function& fn);
+
 // A generated kernel's nonzero result (codegen.h's kErr* codes, details in
 // `info`) as the evaluator's Error: the same message functions
 // (runtime/kernel_errors.h). Every target's host side reports through it.

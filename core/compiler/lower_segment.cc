@@ -158,7 +158,7 @@ class SegmentLowering {
     for (const ExprPtr& a : call.operands)
       if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
     std::optional<GemmCall> gemm;
-    if (c.op()->name() == "MatMul") gemm = GemmCall{call.results.at(0), call.slots.at(0), call.slots.at(1)};
+    if (l.gemm) gemm = GemmCall{call.results.at(0), call.slots.at(0), call.slots.at(1)};
     add_stage(l.lower(entry_vars(), call), gemm);
   }
 

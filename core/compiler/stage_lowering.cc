@@ -192,7 +192,7 @@ ops::OpPartTable<StageLowering>& table() {
   static ops::OpPartTable<StageLowering>* t = [] {
     auto* p = new ops::OpPartTable<StageLowering>("a stage lowering");
     p->add("Reduce", {reduce, reduce_needs});
-    p->add("MatMul", {matmul, matmul_needs});
+    p->add("MatMul", {matmul, matmul_needs, /*in_place=*/false, /*gemm=*/true});
     p->add("Reshape", {reshape, in_memory_needs});
     p->add("Transpose", {transpose, in_memory_needs});
     p->add("Slice", {slice, in_memory_needs});

@@ -48,6 +48,9 @@ struct StageLowering {
   // The stage may write its result into its first operand's buffer (an
   // insert into a dst nothing else reads: no copy of dst).
   bool in_place = false;
+  // The stage is one MatMul of its two operands into its result (GemmCall):
+  // a target with a GEMM library calls it instead.
+  bool gemm = false;
 };
 
 // Null when the op has none (an elementwise op, a built-in row op, or an op

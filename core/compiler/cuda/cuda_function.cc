@@ -56,9 +56,9 @@ struct Layout {
   uint64_t bytes = kAlign;
 };
 
-Layout layout(const CudaProgram& p, const ir::DimBindings& b) {
+Layout layout(const CudaProgram& p, bool gemm, const ir::DimBindings& b) {
   Layout l;
-  if (has_gemm(p)) {
+  if (gemm) {
     l.cublas = l.bytes;
     l.bytes += kCublasWorkspaceBytes;
   }
@@ -122,12 +122,6 @@ CUdeviceptr address(const runtime::NDArray& a) { return reinterpret_cast<CUdevic
 
 uint64_t array_bytes(const runtime::NDArray& a) {
   return static_cast<uint64_t>(a.numel()) * static_cast<uint64_t>(ir::dtype_bytes(a.dtype()));
-}
-
-bool any_reports_errors(const std::vector<std::shared_ptr<const CudaFunction>>& vs) {
-  for (const auto& v : vs)
-    if (v->reports_errors()) return true;
-  return false;
 }
 
 std::string joined_keys(const std::vector<std::shared_ptr<const CudaFunction>>& vs) {
@@ -225,11 +219,20 @@ std::string module_image(const CudaProgram& p, const std::string& name, int arch
 }
 
 CudaFunction::CudaFunction(CudaProgram p, std::string name)
-    : program_(std::move(p)), name_(std::move(name)), key_(source_hash(program_.source)) {}
+    : program_(std::move(p)), name_(std::move(name)), key_(source_hash(program_.source)) {
+  has_checks_ = std::any_of(program_.kernels.begin(), program_.kernels.end(),
+                            [](const CudaKernel& k) { return k.precheck; });
+  reports_errors_ = program_.may_fail || has_checks_;
+  has_gemm_ = compiler::cuda::has_gemm(program_);
+}
 
 CudaFunction::CudaFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<const CudaFunction>> variants)
     : name_(base->name()), key_(joined_keys(variants)), base_(std::move(base)), variants_(std::move(variants)) {
   TF_CHECK(base_->variants().size() == variants_.size(), "one CUDA program per variant");
+  for (const auto& v : variants_) {
+    reports_errors_ = reports_errors_ || v->reports_errors();
+    has_gemm_ = has_gemm_ || v->has_gemm();
+  }
 }
 
 CudaFunction::~CudaFunction() {
@@ -248,10 +251,7 @@ std::shared_ptr<const CudaFunction> CudaFunction::compile(const ir::Function& fn
   if (fn.is_prototype()) {
     std::vector<std::shared_ptr<const CudaFunction>> vs;
     for (const ir::FunctionPtr& v : fn.variants()) vs.push_back(compile(*v));
-    ir::Function::Fields f{fn.name(), fn.params(), fn.body(), fn.return_type(), fn.specializations(),
-                           fn.variants(), fn.label(), fn.span(), fn.inplace()};
-    return std::make_shared<const CudaFunction>(std::make_shared<const ir::Function>(std::move(f), fn.type()),
-                                                std::move(vs));
+    return std::make_shared<const CudaFunction>(own(fn), std::move(vs));
   }
   if (fn.body() && contains_loop(fn.body()))
     ir::fail(ir::ErrorKind::kUnsupported, fn.name() + ": loops (GridRegion) are not compiled for CUDA yet");
@@ -259,17 +259,6 @@ std::shared_ptr<const CudaFunction> CudaFunction::compile(const ir::Function& fn
   return std::make_shared<const CudaFunction>(generate_cuda(fn), fn.name());
 }
 
-bool CudaFunction::reports_errors() const {
-  if (!variants_.empty()) return any_reports_errors(variants_);
-  if (program_.may_fail) return true;
-  return std::any_of(program_.kernels.begin(), program_.kernels.end(), [](const CudaKernel& k) { return k.precheck; });
-}
-
-bool CudaFunction::has_gemm() const {
-  if (!variants_.empty())
-    return std::any_of(variants_.begin(), variants_.end(), [](const auto& v) { return v->has_gemm(); });
-  return compiler::cuda::has_gemm(program_);
-}
 
 const CudaFunction& CudaFunction::variant(const ir::DimBindings& bindings) const {
   const ir::Function& v = sema::select_variant(*base_, bindings);
@@ -317,7 +306,7 @@ const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
 
 uint64_t CudaFunction::workspace_bytes(const ir::DimBindings& bindings) const {
   if (!variants_.empty()) return variant(bindings).workspace_bytes(bindings);
-  return layout(program_, bindings).bytes;
+  return layout(program_, has_gemm_, bindings).bytes;
 }
 
 void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::vector<runtime::NDArray>& outputs,
@@ -325,7 +314,7 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
                        uint64_t workspace_bytes) const {
   if (!variants_.empty())
     return variant(bindings).run(inputs, outputs, bindings, device, stream, workspace, workspace_bytes);
-  const bool reports = reports_errors();
+  const bool reports = reports_errors_;
   ContextScope scope(device);
   const Loaded& l = loaded(device);
   if (reports && stream_is_capturing(stream))
@@ -333,7 +322,7 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
              name_ + " can fail at run time (a check, an integer division, a mean over an empty axis), and a "
                      "call reads its error back from the device, which a CUDA graph cannot capture");
   const DriverApi& d = driver();
-  const Layout lay = layout(program_, bindings);
+  const Layout lay = layout(program_, has_gemm_, bindings);
   Workspace ws(workspace, workspace_bytes, lay.bytes, stream);
   // A program that cannot report an error never writes its error words, so
   // it reads the device's shared zeros: no memset per call.
@@ -370,9 +359,7 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
     check(d.stream_synchronize(stream), "cuStreamSynchronize");
     if (host.pre != 0) raise_kernel_error(host.pre, host.info);
   };
-  // Whether the checks' outcome must still be learned before a host step.
-  bool unchecked = std::any_of(program_.kernels.begin(), program_.kernels.end(),
-                               [](const CudaKernel& k) { return k.precheck; });
+  bool unchecked = has_checks_;  // the checks' outcome is still to be learned before a host step
   for (size_t k = 0; k < l.kernels.size(); ++k) {
     const CudaKernel& step = program_.kernels[k];
     if (step.gemm) {

@@ -68,9 +68,9 @@ class CudaFunction {
            uint64_t workspace_bytes) const;
 
   // Whether a call can report a run-time error (and so synchronizes).
-  bool reports_errors() const;
+  bool reports_errors() const { return reports_errors_; }
   // Whether a call runs a MatMul through cuBLAS.
-  bool has_gemm() const;
+  bool has_gemm() const { return has_gemm_; }
   // The source's content hash (the variants' joined for a prototype).
   const std::string& key() const { return key_; }
   // The program (null for a dispatch prototype).
@@ -94,6 +94,10 @@ class CudaFunction {
   std::string key_;
   ir::FunctionPtr base_;  // dispatch prototype (then variants_ run)
   std::vector<std::shared_ptr<const CudaFunction>> variants_;
+  // Derived once (a call reads them): any variant's, for a prototype.
+  bool reports_errors_ = false;
+  bool has_checks_ = false;  // a check of the parameters runs before the stages
+  bool has_gemm_ = false;
   mutable std::mutex mu_;
   mutable std::map<int, Loaded> loaded_;  // by device
 };
