@@ -1,20 +1,6 @@
-// Functions with GridRegionExpr loops (docs/ir.md, Loops): a host-driven plan of
-// compiled straight-line segments (codegen.h generate_segment) and loops.
-//
-// A scope (the function body, a loop's init values, a loop's body) is cut at
-// its loops: each loop is one step; whatever the scope still has to compute
-// after its loops is one compiled segment. A loop step resolves start /
-// extent / step on the host (scalars.h: the evaluator's messages, before
-// anything runs), computes its init values, then runs its body scope once
-// per iteration with the induction variable bound both as an i64 scalar
-// value and as the DimVar of the same name (so x[:, i] resolves its window
-// per iteration, with the evaluator's error). Carried values live in two
-// loop-carried buffers per carry, written alternately (a body segment's
-// outputs are disjoint from its inputs), so an iteration allocates no carry
-// and the init values, possibly the caller's inputs, are never written. A
-// carry yielded by an InsertSlice / CacheUpdate of itself, and read by
-// nothing else, has one buffer: the first iteration copies the init value
-// into it, later ones write only the window (codegen.h).
+// Functions with GridRegionExpr loops on the CPU: the loop tree
+// (loop_tree.h) with each segment compiled to native code
+// (codegen.h generate_segment), run on host memory.
 #pragma once
 
 #include <functional>
@@ -24,6 +10,7 @@
 
 #include "core/compiler/codegen.h"
 #include "core/compiler/compiler.h"
+#include "core/compiler/loop_tree.h"
 
 namespace tf::compiler {
 
@@ -32,17 +19,10 @@ struct LoopPlan;
 // Compiles one segment (the caller caches it like a function).
 using SegmentCompiler = std::function<std::shared_ptr<const CompiledFunction>(const Program&, const std::string&)>;
 
-// Whether e reaches a GridRegionExpr.
-bool contains_loop(const ir::ExprPtr& e);
-
-// Sees each segment's given nodes and roots before it is generated: another
-// target's code generator (the CUDA compile check) lowers the same pieces.
-using SegmentObserver =
-    std::function<void(const std::vector<ir::ExprPtr>& inputs, const std::vector<ir::ExprPtr>& roots)>;
+using loops::contains_loop;
 
 // Throws Error(kUnsupported) when a segment is not compiled.
-std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const SegmentCompiler& compile_segment,
-                                                const SegmentObserver& observe = nullptr);
+std::shared_ptr<const LoopPlan> build_loop_plan(const ir::Function& fn, const SegmentCompiler& compile_segment);
 
 // CompiledFunction::run's contract.
 void run_loop_plan(const LoopPlan& plan, const std::vector<runtime::NDArray>& inputs,

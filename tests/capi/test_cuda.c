@@ -55,7 +55,14 @@ static const char* kSrc =
     "\n"
     "@scale.specialize(S=(4, 16))\n"
     "def scale_large(x: Tensor[(S, 4), f32]) -> Tensor[(S, 4), f32]:\n"
-    "    return x * 3.0\n";
+    "    return x * 3.0\n"
+    "\n"
+    "@func\n"
+    "def halves(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:\n"
+    "    y = x\n"
+    "    for i in range(3):\n"
+    "        y = y * 0.5 + x\n"
+    "    return y\n";
 
 /* The driver calls the test makes itself, as a CUDA user would. */
 static struct {
@@ -453,6 +460,46 @@ static void on_a_device(int emulated) {
     CHECK(ok);
     if (emulated) CHECK(emu.module_loads() == loads + 2);
     tf_kernel_release(sc);
+  }
+
+  /* A loop: its segments run from the host on the caller's stream, in the
+   * caller's workspace; none can fail, so the call neither allocates nor
+   * synchronizes, and a graph captures it. */
+  {
+    tf_kernel lp = compile_for(m, "halves", TF_BACKEND_CUDA, &s);
+    float z[ROWS * COLS];
+    double err = 0;
+    int j;
+    DLTensor lin[1], lout[1];
+    CHECK_OK(s);
+    lin[0] = on_cuda(tf_test_tensor(x, f32, 2, x_shape), 0);
+    lout[0] = on_cuda(tf_test_tensor(y, f32, 2, x_shape), 0);
+    CHECK_OK(tf_kernel_workspace_size(lp, lin, 1, &need));
+    CHECK(need > 0 && need <= ws_bytes);
+    o = options(stream, workspace, need);
+    CHECK_OK(tf_kernel_run_with_options(lp, lin, 1, lout, 1, &o)); /* loads the segments */
+    if (emulated) {
+      launches = emu.launches();
+      syncs = emu.synchronizations();
+      live = emu.live_allocations();
+      plain = emu.plain_allocations();
+      emu.set_capturing(stream, 1);
+    }
+    dev_fill_sentinel(y, sizeof x_);
+    CHECK_OK(tf_kernel_run_with_options(lp, lin, 1, lout, 1, &o));
+    if (emulated) {
+      emu.set_capturing(stream, 0);
+      CHECK(emu.launches() >= launches + 3 && emu.last_stream() == stream);
+      CHECK(emu.synchronizations() == syncs);
+      CHECK(emu.live_allocations() == live && emu.plain_allocations() == plain);
+    }
+    drv.stream_synchronize(stream);
+    download(z, y, sizeof z);
+    for (j = 0; j < ROWS * COLS; ++j) err = fmax(err, fabs(z[j] - 1.875 * x_[j]));
+    CHECK(err < 1e-5);
+    o = options(stream, workspace, need - 1);
+    CHECK_STATUS(tf_kernel_run_with_options(lp, lin, 1, lout, 1, &o), TF_ERR_INVALID_ARGUMENT, "workspace holds");
+    tf_kernel_release(lp);
   }
 
   /* A MatMul: cuBLAS on the same stream. */

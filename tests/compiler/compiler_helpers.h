@@ -173,7 +173,7 @@ inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& 
     emulate = [&](compiler::cuda::CudaProgram p) {
       // Whole straight-line functions only (a variant is chosen per call,
       // a loop's segments run from the host).
-      if (fn.is_prototype() || compiler::contains_loop(fn.body())) return;
+      if (fn.is_prototype() || compiler::loops::contains_loop(fn.body())) return;
       // The emulated device switches threads at every barrier: minutes for
       // a large tensor's calls. Smaller calls cover the same code.
       int64_t elements = 0;

@@ -13,7 +13,8 @@
 
 #include "core/compiler/compiler.h"
 #include "core/compiler/cuda/cuda_codegen.h"
-#include "core/compiler/loop_plan.h"
+#include "core/compiler/cuda/cuda_loop_plan.h"
+#include "core/compiler/loop_tree.h"
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/ir/error.h"
@@ -78,10 +79,10 @@ inline void check_cuda_program(const ir::Function& fn, const std::string& what,
     for (const ir::FunctionPtr& v : fn.variants()) fns.push_back(v.get());
   }
   static std::set<size_t> done;
-  auto check = [&](const std::function<compiler::cuda::CudaProgram()>& generate) {
-    compiler::cuda::CudaProgram p;
+  auto check = [&](const std::function<std::vector<compiler::cuda::CudaProgram>()>& generate) {
+    std::vector<compiler::cuda::CudaProgram> programs;
     try {
-      p = generate();
+      programs = generate();
     } catch (const ir::Error& e) {
       const std::string m = e.what();
       bool known = m.find("is not compiled for CUDA yet") != std::string::npos;
@@ -90,21 +91,19 @@ inline void check_cuda_program(const ir::Function& fn, const std::string& what,
       EXPECT_TRUE(known && listed) << what << ": no CUDA program: " << m;
       return;
     }
-    if (!done.insert(std::hash<std::string>()(p.source)).second) return;
-    expect_program_compiles(p, what);
-    if (emulate) emulate(std::move(p));
+    for (compiler::cuda::CudaProgram& p : programs) {
+      if (!done.insert(std::hash<std::string>()(p.source)).second) continue;
+      expect_program_compiles(p, what);
+      if (emulate) emulate(std::move(p));
+    }
   };
   for (const ir::Function* f : fns) {
-    if (!f->body() || !compiler::contains_loop(f->body())) {
-      check([&] { return compiler::cuda::generate_cuda(*f); });
-      continue;
-    }
-    // A function with loops runs as host-driven segments (loop_plan.h):
-    // each segment is a program of its own.
-    compiler::build_loop_plan(*f, compiler::compile_program,
-                              [&](const std::vector<ir::ExprPtr>& in, const std::vector<ir::ExprPtr>& roots) {
-                                check([&] { return compiler::cuda::generate_cuda_segment(in, roots); });
-                              });
+    // A function with loops runs as host-driven segments
+    // (cuda_loop_plan.h): each segment is a program of its own.
+    if (f->body() && compiler::loops::contains_loop(f->body()))
+      check([&] { return compiler::cuda::generate_cuda_loop_segments(*f); });
+    else
+      check([&] { return std::vector<compiler::cuda::CudaProgram>{compiler::cuda::generate_cuda(*f)}; });
   }
 }
 

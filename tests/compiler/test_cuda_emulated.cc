@@ -19,6 +19,10 @@
 #include "core/compiler/cuda/prelude.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
+#include "core/ops/math/math.h"
+#include "core/ops/tensor/tensor.h"
+#include "core/sema/typeinfer.h"
+#include "core/sema/verify.h"
 #include "core/sema/bind.h"
 
 namespace tf::comptest {
@@ -128,6 +132,47 @@ def bottom2(x: Tensor[(N, D), bf16]) -> tuple[Tensor[(2, D), bf16], Tensor[(2, D
 @scaled.specialize(S=(4, 64))
 def scaled_large(x: Tensor[(S, 8), f32]) -> Tensor[(S, 8), f32]:
     return softmax(x * 0.5)
+
+@func
+def tiles(x: Tensor[(N, D), f32]) -> Tensor[(N,), f32]:
+    acc = zeros((N,), f32)
+    for i in tile(D, step=64):
+        acc = acc + sum(x[:, i], axes=(1,), keepdim=False)
+    return acc
+
+@func
+def ramp(x: Tensor[(N, 4), f32]) -> Tensor[(N, 4), f32]:
+    y = x
+    for i in range(2, N, 3):
+        y = y * 0.5 + x[i:i + 1, :]
+    return softmax(y)
+
+@func
+def nest(x: Tensor[(N, 5), f32]) -> tuple[Tensor[(N, 5), f32], Tensor[(N, 5), f32]]:
+    a = x
+    b = x
+    for i in range(3):
+        for j in tile(2):
+            a = a + x
+        b = b * 2.0 + a
+    return a, b
+
+@func
+def rotate(x: Tensor[(N, 5), f32]) -> Tensor[(N, 5), f32]:
+    a = x
+    for i in range(2):
+        for j in range(3):
+            a = concat((a[:, 1:5], a[:, 0:1]), axis=1) * 0.5 + x
+    return a
+
+@func
+def decode(c: Tensor[(1, P, 2, 4), f32], n: Tensor[(1, S, 2, 4), f32], p0: Tensor[(), i32], one: Tensor[(), i32]) -> Tensor[(1, P, 2, 4), f32]:
+    y = c
+    p = p0
+    for t in range(S):
+        y = cache_update(y, p, one, n[:, t:t + 1] * 2.0)
+        p = p + one
+    return y
 )";
 
 class CudaEmulated : public ::testing::Test {
@@ -298,6 +343,139 @@ TEST_F(CudaDevice, FunctionsRunThroughTheDriverAndAgree) {
     // A strided input: the transpose of a (d, n) array.
     const NDArray t = random_array(DType::kF32, {d, n}, rng);
     agree_on_device("transposed", {NDArray::view(t, {n, d}, {1, n})});
+  }
+}
+
+NDArray i32_scalar(int32_t v) {
+  NDArray a = NDArray::empty(DType::kI32, {});
+  *static_cast<int32_t*>(a.data()) = v;
+  return a;
+}
+
+// decode's inputs: a cache of n + 3 positions, n new ones written from p0.
+std::vector<NDArray> decode_inputs(int64_t cache, int64_t n, int32_t p0, std::mt19937& rng) {
+  return {random_array(DType::kF32, {1, cache, 2, 4}, rng), random_array(DType::kF32, {1, n, 2, 4}, rng),
+          i32_scalar(p0), i32_scalar(1)};
+}
+
+// f(x) = (acc, last): for i in range(1, 7, 2): acc = acc + x * cast(i),
+// last = i — the induction variable read as a value, and carried as is
+// (the DSL binds it as a dim; HIR also has it as a value).
+ir::ModulePtr induction_value_loop() {
+  auto n = ir::ShapeDim::var("N", 1, 100);
+  auto x = ir::Var::make("x", ir::TensorType::make({n}, DType::kF32));
+  auto acc = ir::Var::make("acc", ir::TensorType::make({n}, DType::kF32));
+  auto last = ir::Var::make("last", ir::TensorType::make({}, DType::kI64));
+  ir::GridRegionExpr::Fields g;
+  g.induction_var = ir::Var::make("i", ir::TensorType::make({}, DType::kI64));
+  g.carried_args = {acc, last};
+  g.init_args = {x, ir::Constant::make_int(0, DType::kI64)};
+  auto scaled = sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kMul),
+                                   {x, sema::make_op_call(std::make_shared<ops::Cast>(DType::kF32), {g.induction_var})});
+  auto next = sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kAdd), {acc, scaled});
+  g.yield_values = {next, g.induction_var};
+  g.body = ir::Tuple::make(g.yield_values);
+  g.start = 1;
+  g.extent = 7;
+  g.step = 2;
+  ir::ExprPtr body = ir::GridRegionExpr::make(g);
+  ir::Function::Fields f;
+  f.name = "f";
+  f.params = {x};
+  f.return_type = body->type();
+  f.body = body;
+  return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
+}
+
+TEST_F(CudaDevice, LoopsRunFromTheHostWithOneCompile) {
+  // Tile windows of the induction variable, a range whose windows move
+  // with it, nested loops (one whose outer body yields the inner loop's
+  // result: its next run must not write the buffer it reads), an in-place
+  // cache carry beside a scalar carry; every extent after one compile; a
+  // window past an axis is the evaluator's error.
+  std::mt19937 rng(18);
+  std::vector<std::shared_ptr<const compiler::cuda::CudaFunction>> fs;
+  for (const char* name : {"tiles", "ramp", "nest", "rotate", "decode"})
+    fs.push_back(compiler::cuda::CudaFunction::compile(*module_->lookup(name)));
+  for (const auto& f : fs) EXPECT_EQ(f->program(), nullptr) << "a function with loops runs as segments";
+  // On a GPU each segment is compiled once, by NVRTC (the emulated driver
+  // takes the source instead).
+  const int64_t compiles = compiler::cuda::nvrtc_compiles();
+  for (auto [n, d] : {std::pair<int64_t, int64_t>{1, 64}, {3, 200}, {9, 1}}) {
+    SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(d));
+    const NDArray x = random_array(DType::kF32, {n, d}, rng);
+    if (d % 64 == 0) {
+      agree_on_device("tiles", {x});
+    } else {  // the last window runs past the axis
+      const auto [want, got] = errors("tiles", {x});
+      EXPECT_FALSE(want.empty());
+      EXPECT_EQ(got, want);
+    }
+    agree_on_device("ramp", {random_array(DType::kF32, {n, 4}, rng)});
+    agree_on_device("nest", {random_array(DType::kF32, {n, 5}, rng)});
+    agree_on_device("rotate", {random_array(DType::kF32, {n, 5}, rng)});
+    agree_on_device("decode", decode_inputs(n + 3, n, 2, rng));
+  }
+  EXPECT_EQ(compiler::cuda::nvrtc_compiles(), compiles) << "a new extent compiled again";
+  // The fourth new position is past a cache of 5.
+  const auto [want, got] = errors("decode", decode_inputs(5, 4, 2, rng));
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(CudaDevice, TheInductionVariableIsAValueToo) {
+  const ir::ModulePtr m = induction_value_loop();
+  const ir::Function& f = *m->lookup("f");
+  std::mt19937 rng(20);
+  for (int64_t n : {1, 17}) {
+    const NDArray x = random_array(DType::kF32, {n}, rng);
+    expect_device_agrees(f, {x}, eval::evaluate(*m, f, {x}), "induction value");
+  }
+}
+
+TEST_F(CudaDevice, ALoopGivenItsWorkspaceAllocatesNothing) {
+  // The plan's places and its segments' scratch fit workspace_bytes(): a
+  // call given that much allocates nothing and leaves nothing allocated.
+  // (Observed through the emulated driver only.)
+  if (!compiler::cuda::driver_status().takes_source) GTEST_SKIP() << "needs the emulated driver's counters";
+  void* lib = dlopen(compiler::cuda::driver_status().library.c_str(), RTLD_NOW);
+  ASSERT_NE(lib, nullptr);
+  auto allocations = reinterpret_cast<int64_t (*)()>(dlsym(lib, "tf_emu_allocations"));
+  auto live = reinterpret_cast<int64_t (*)()>(dlsym(lib, "tf_emu_live_allocations"));
+  ASSERT_TRUE(allocations && live);
+  std::mt19937 rng(19);
+  for (const char* name : {"ramp", "decode"}) {
+    SCOPED_TRACE(name);
+    const ir::Function& fn = *module_->lookup(name);
+    const auto f = compiler::cuda::CudaFunction::compile(fn);
+    const std::vector<NDArray> in = std::string(name) == "ramp"
+                                        ? std::vector<NDArray>{random_array(DType::kF32, {8, 4}, rng)}
+                                        : decode_inputs(6, 4, 1, rng);
+    std::vector<sema::ArgDesc> descs;
+    for (const NDArray& a : in) descs.push_back({a.dtype(), a.shape()});
+    const ir::DimBindings b = sema::bind_arguments(fn, descs);
+    const uint64_t bytes = f->workspace_bytes(b);
+    DeviceArrays mem(0);
+    std::vector<NDArray> din, dout;
+    for (const NDArray& a : in) din.push_back(mem.upload(a));
+    for (const sema::ArgDesc& d : sema::output_descs(fn, b)) dout.push_back(mem.output(d.dtype, d.shape));
+    const NDArray ws = mem.output(DType::kU8, {static_cast<int64_t>(bytes)});
+    f->prepare(0);
+    const int64_t before = allocations(), alive = live();
+    f->run(din, dout, b, 0, nullptr, ws.data(), bytes);
+    EXPECT_EQ(allocations(), before);
+    EXPECT_EQ(live(), alive);
+    const std::vector<NDArray> want = eval::evaluate(*module_, fn, in);
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_EQ(compare(mem.download(dout[i]), want[i], tolerance(want[i].dtype())), "") << "output #" << i;
+    // One byte short is refused before anything runs.
+    std::string got;
+    try {
+      f->run(din, dout, b, 0, nullptr, ws.data(), bytes - 1);
+    } catch (const ir::Error& e) {
+      got = e.what();
+    }
+    EXPECT_NE(got.find("this call needs " + std::to_string(bytes)), std::string::npos) << got;
   }
 }
 

@@ -1,7 +1,8 @@
 // Compiled vs evaluator for GridRegionExpr loops (docs/ir.md): the tile
 // accumulator (the induction variable as a window subscript), ShapeDim
-// bounds resolved per call, nested loops with several carries, a loop whose
-// result feeds more computation, the evaluator's errors for bad bounds and
+// bounds resolved per call, nested loops with several carries (and an outer
+// body whose value is the inner loop's), a loop whose result feeds more
+// computation, the evaluator's errors for bad bounds and
 // for a window past the axis, and the caller's inputs left untouched.
 #include <functional>
 
@@ -44,6 +45,14 @@ def nested(x: Tensor[(N, 5), f32]) -> tuple[Tensor[(N, 5), f32], Tensor[(N, 5), 
             a = a + x
         b = b * 2.0 + a
     return a, b
+
+@func
+def rotate(x: Tensor[(N, 5), f32]) -> Tensor[(N, 5), f32]:
+    a = x
+    for i in range(2):
+        for j in range(3):
+            a = concat((a[:, 1:5], a[:, 0:1]), axis=1) * 0.5 + x
+    return a
 
 @func
 def after(x: Tensor[(N, D), f32]) -> Tensor[(N, 1), f32]:
@@ -91,6 +100,7 @@ void expect_same_error(const std::function<void()>& native, const std::function<
 TEST_F(Loops, AccumulatorOverTileWindows) { check("accum", DType::kF32, {{4, 256}, {3, 1024}, {7, 0}}); }
 TEST_F(Loops, ShapeDimRangeBoundsResolvePerCall) { check("repeat", DType::kF64, {{1, 3}, {2, 3}, {9, 3}}); }
 TEST_F(Loops, NestedLoopsWithTwoCarries) { check("nested", DType::kF32, {{1, 5}, {33, 5}}); }
+TEST_F(Loops, OuterBodyYieldingTheInnerLoopsResult) { check("rotate", DType::kF32, {{1, 5}, {6, 5}}); }
 TEST_F(Loops, ComputationAfterTheLoop) { check("after", DType::kF32, {{2, 8}, {65, 400}, {3, 0}}); }
 
 TEST_F(Loops, LoopCarriedBuffersNeverWriteTheCallersInit) {

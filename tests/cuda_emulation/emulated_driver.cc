@@ -65,7 +65,7 @@ struct State {
   std::map<void*, size_t> allocations;  // live device memory
   std::set<const void*> capturing;      // streams being captured
   std::map<std::string, std::shared_ptr<tf::cudaemu::EmulatedModule>> modules;  // by source
-  int64_t launches = 0, synchronizations = 0, plain_allocations = 0, module_loads = 0;
+  int64_t launches = 0, synchronizations = 0, plain_allocations = 0, all_allocations = 0, module_loads = 0;
   const void* last_stream = nullptr;
   int last_grid = 0, last_block = 0;
 };
@@ -90,6 +90,7 @@ CUresult allocate(CUdeviceptr* out, size_t bytes) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   s.allocations[p] = bytes;
+  ++s.all_allocations;
   *out = reinterpret_cast<CUdeviceptr>(p);
   return kSuccess;
 }
@@ -244,6 +245,11 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream) {
   std::memset(reinterpret_cast<void*>(p), v, n);
   return kSuccess;
 }
+CUresult cuMemsetD32Async(CUdeviceptr p, unsigned v, size_t n, CUstream) {
+  auto* words = reinterpret_cast<unsigned*>(p);
+  for (size_t i = 0; i < n; ++i) words[i] = v;
+  return kSuccess;
+}
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream) {
   std::memcpy(dst, reinterpret_cast<const void*>(src), n);
   return kSuccess;
@@ -310,6 +316,10 @@ int64_t tf_emu_live_allocations(void) {
 int64_t tf_emu_plain_allocations(void) {
   std::lock_guard<std::mutex> lock(state().mu);
   return state().plain_allocations;
+}
+int64_t tf_emu_allocations(void) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().all_allocations;
 }
 const void* tf_emu_last_stream(void) {
   std::lock_guard<std::mutex> lock(state().mu);

@@ -30,6 +30,13 @@ def mm(a: Tensor[(N, 8), f32], b: Tensor[(8, 4), f32]) -> Tensor[(N, 4), f32]:
 @func
 def conv(x: Tensor[(1, 1, 4, 4), f32], w: Tensor[(1, 1, 3, 3), f32]) -> Tensor[(1, 1, 2, 2), f32]:
     return conv2d(x, w, None)
+
+@func
+def halves(x: Tensor[(N, 8), f32]) -> Tensor[(N, 8), f32]:
+    y = x
+    for i in range(3):
+        y = y * 0.5 + x
+    return y
 '''
 
 
@@ -85,11 +92,12 @@ def test_on_a_device_register_gives_the_op_a_cuda_kernel():
         # Replaced with the same schema: the CUDA kernel is replaced too.
         tf.register(tf.Module(KERNELS.replace("1e-6", "1e-5")).compile("rmsnorm"), name="rms_dev", replace=True)
         print(has("rms_dev"))
-        # A MatMul (cuBLAS) has one; what the CUDA target does not compile
-        # yet gets a CPU kernel only, and says why.
+        # A MatMul (cuBLAS) and a loop have one; what the CUDA target does
+        # not compile yet gets a CPU kernel only, and says why.
         tf.register(m.compile("mm"), name="mm_dev")
+        tf.register(m.compile("halves"), name="loop_dev")
         tf.register(m.compile("conv"), name="conv_dev")
-        print(has("mm_dev"), has("conv_dev"), tf.cuda_unsupported_reason("conv_dev"))
+        print(has("mm_dev") and has("loop_dev"), has("conv_dev"), tf.cuda_unsupported_reason("conv_dev"))
         # A CUDA kernel refuses CPU tensors, naming them.
         k = m.compile("rmsnorm", backend="cuda")
         try:

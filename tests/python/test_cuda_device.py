@@ -42,6 +42,13 @@ def lnorm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) ->
 @func
 def idiv(a: Tensor[(N, D), i32], b: Tensor[(N, D), i32]) -> Tensor[(N, D), i32]:
     return a / b
+
+@func
+def tiles(x: Tensor[(N, D), f32]) -> Tensor[(N,), f32]:
+    acc = zeros((N,), f32)
+    for i in tile(D, step=128):
+        acc = acc * 0.5 + sum(x[:, i], axes=(1,), keepdim=False)
+    return acc
 '''
 
 _ops = {}
@@ -151,3 +158,30 @@ def test_cuda_graph_capture_and_replay():
     g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(y, rms_ref(x, w), atol=1e-5, rtol=1e-5)
+
+
+def tiles_ref(x):
+    acc = torch.zeros(x.shape[0], device=x.device)
+    for t in x.split(128, dim=1):
+        acc = acc * 0.5 + t.sum(1)
+    return acc
+
+
+def test_a_loop_runs_eagerly_and_in_a_cuda_graph():
+    for n, d in [(1, 128), (40, 1024)]:
+        x = torch.randn(n, d, device="cuda")
+        torch.testing.assert_close(op("tiles")(x), tiles_ref(x), atol=1e-4, rtol=1e-5)
+    x = torch.randn(64, 512, device="cuda")
+    tiles = op("tiles")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        tiles(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = tiles(x)
+    x.copy_(torch.randn_like(x))
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, tiles_ref(x), atol=1e-4, rtol=1e-5)

@@ -8,9 +8,11 @@
 #include "core/compiler/codegen.h"
 #include "core/compiler/compiler.h"
 #include "core/compiler/cuda/cublas.h"
+#include "core/compiler/cuda/cuda_loop_plan.h"
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
-#include "core/compiler/loop_plan.h"
+#include "core/compiler/cuda/workspace.h"
+#include "core/compiler/loop_tree.h"
 #include "core/compiler/scalars.h"
 #include "core/compiler/toolchain.h"
 #include "core/ir/error.h"
@@ -20,13 +22,9 @@
 namespace tf::compiler::cuda {
 namespace {
 
-// Every scratch buffer starts on this boundary (a device's widest access).
-constexpr uint64_t kAlign = 256;
 // Blocks per multiprocessor in a grid-strided launch: 8 x kBlockThreads
 // threads fill a multiprocessor (2048 resident threads on sm_80 / sm_90).
 constexpr int kBlocksPerMultiprocessor = 8;
-
-uint64_t aligned(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // The error words at the workspace's start: err, pre (int), info.
 struct ErrorWords {
@@ -34,7 +32,7 @@ struct ErrorWords {
   int32_t pre;
   int64_t info[kInfoSize];
 };
-static_assert(sizeof(ErrorWords) <= kAlign, "the error words fit the first scratch block");
+static_assert(sizeof(ErrorWords) <= kWorkspaceAlign, "the error words fit the first scratch block");
 
 std::vector<int64_t> extents(const ir::TensorType& t, const ir::DimBindings& b) {
   std::vector<int64_t> shape;
@@ -53,7 +51,7 @@ struct Layout {
   std::vector<std::pair<const Slot*, uint64_t>> temps, staging;  // slot, byte offset
   std::vector<std::vector<int64_t>> temp_shapes, staging_shapes;
   uint64_t cublas = 0;  // cuBLAS's workspace, when the program has a MatMul step
-  uint64_t bytes = kAlign;
+  uint64_t bytes = kWorkspaceAlign;
 };
 
 Layout layout(const CudaProgram& p, bool gemm, const ir::DimBindings& b) {
@@ -66,42 +64,13 @@ Layout layout(const CudaProgram& p, bool gemm, const ir::DimBindings& b) {
     const bool temp = s.kind == Slot::kTemp, staged = s.kind == Slot::kOutput && p.may_fail;
     if (!temp && !staged) continue;
     std::vector<int64_t> shape = extents(*s.type, b);
-    const uint64_t size = aligned(byte_size(*s.type, shape));
+    const uint64_t size = workspace_aligned(byte_size(*s.type, shape));
     (temp ? l.temps : l.staging).emplace_back(&s, l.bytes);
     (temp ? l.temp_shapes : l.staging_shapes).push_back(std::move(shape));
     l.bytes += size;
   }
   return l;
 }
-
-// The workspace of one call: the caller's, or the driver's stream-ordered
-// allocation, freed on the same stream when the call ends.
-class Workspace {
- public:
-  Workspace(void* given, uint64_t given_bytes, uint64_t needed, CUstream stream) : stream_(stream) {
-    if (given) {
-      if (given_bytes < needed)
-        ir::fail(ir::ErrorKind::kInvalidArgument, "the CUDA workspace holds " + std::to_string(given_bytes) +
-                                                      " bytes; this call needs " + std::to_string(needed));
-      base_ = reinterpret_cast<CUdeviceptr>(given);
-      return;
-    }
-    check(driver().mem_alloc_async(&base_, needed, stream), "cuMemAllocAsync (CUDA workspace)");
-    owned_ = true;
-  }
-  ~Workspace() {
-    if (owned_) driver().mem_free_async(base_, stream_);
-  }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  CUdeviceptr at(uint64_t offset) const { return base_ + offset; }
-  void* ptr(uint64_t offset) const { return reinterpret_cast<void*>(base_ + offset); }
-
- private:
-  CUstream stream_;
-  CUdeviceptr base_ = 0;
-  bool owned_ = false;
-};
 
 // Error words that stay zero, one set per device for the process's life:
 // what a program that cannot fail reads as its `pre` and `err`.
@@ -235,6 +204,12 @@ CudaFunction::CudaFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<con
   }
 }
 
+CudaFunction::CudaFunction(std::shared_ptr<const CudaLoopPlan> plan, std::string name)
+    : name_(std::move(name)), key_(loop_plan_key(*plan)), plan_(std::move(plan)) {
+  reports_errors_ = loop_plan_reports_errors(*plan_);
+  has_gemm_ = loop_plan_has_gemm(*plan_);
+}
+
 CudaFunction::~CudaFunction() {
   for (auto& [device, l] : loaded_) {
     try {
@@ -253,9 +228,9 @@ std::shared_ptr<const CudaFunction> CudaFunction::compile(const ir::Function& fn
     for (const ir::FunctionPtr& v : fn.variants()) vs.push_back(compile(*v));
     return std::make_shared<const CudaFunction>(own(fn), std::move(vs));
   }
-  if (fn.body() && contains_loop(fn.body()))
-    ir::fail(ir::ErrorKind::kUnsupported, fn.name() + ": loops (GridRegion) are not compiled for CUDA yet");
   require_available();
+  if (fn.body() && loops::contains_loop(fn.body()))
+    return std::make_shared<const CudaFunction>(build_cuda_loop_plan(fn), fn.name());
   return std::make_shared<const CudaFunction>(generate_cuda(fn), fn.name());
 }
 
@@ -270,7 +245,8 @@ const CudaFunction& CudaFunction::variant(const ir::DimBindings& bindings) const
 void CudaFunction::prepare(int device) const {
   ContextScope scope(device);
   for (const auto& v : variants_) v->prepare(device);
-  if (variants_.empty()) loaded(device);
+  if (plan_) prepare_loop_plan(*plan_, device);
+  if (variants_.empty() && !plan_) loaded(device);
 }
 
 const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
@@ -306,6 +282,7 @@ const CudaFunction::Loaded& CudaFunction::loaded(int device) const {
 
 uint64_t CudaFunction::workspace_bytes(const ir::DimBindings& bindings) const {
   if (!variants_.empty()) return variant(bindings).workspace_bytes(bindings);
+  if (plan_) return loop_plan_workspace_bytes(*plan_, bindings);
   return layout(program_, has_gemm_, bindings).bytes;
 }
 
@@ -316,11 +293,12 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
     return variant(bindings).run(inputs, outputs, bindings, device, stream, workspace, workspace_bytes);
   const bool reports = reports_errors_;
   ContextScope scope(device);
-  const Loaded& l = loaded(device);
   if (reports && stream_is_capturing(stream))
     ir::fail(ir::ErrorKind::kUnsupported,
              name_ + " can fail at run time (a check, an integer division, a mean over an empty axis), and a "
                      "call reads its error back from the device, which a CUDA graph cannot capture");
+  if (plan_) return run_cuda_loop_plan(*plan_, inputs, outputs, bindings, device, stream, workspace, workspace_bytes);
+  const Loaded& l = loaded(device);
   const DriverApi& d = driver();
   const Layout lay = layout(program_, has_gemm_, bindings);
   Workspace ws(workspace, workspace_bytes, lay.bytes, stream);

@@ -36,6 +36,8 @@
 
 namespace tf::compiler::cuda {
 
+struct CudaLoopPlan;
+
 // Throws Error(kUnsupported) saying why unless this process can compile and
 // run CUDA kernels: a driver with a device, and NVRTC (unless the driver
 // takes source).
@@ -43,8 +45,8 @@ void require_available();
 
 class CudaFunction {
  public:
-  // Compiles fn (a normal function or a dispatch prototype, each variant on
-  // its own). Throws Error(kUnsupported) for what the CUDA target does not
+  // Compiles fn (a normal function, one with loops: cuda_loop_plan.h, or a
+  // dispatch prototype, each variant on its own). Throws Error(kUnsupported) for what the CUDA target does not
   // compile (the message names it) or when neither NVRTC nor a driver that
   // takes source is there.
   static std::shared_ptr<const CudaFunction> compile(const ir::Function& fn);
@@ -73,11 +75,12 @@ class CudaFunction {
   bool has_gemm() const { return has_gemm_; }
   // The source's content hash (the variants' joined for a prototype).
   const std::string& key() const { return key_; }
-  // The program (null for a dispatch prototype).
-  const CudaProgram* program() const { return variants_.empty() ? &program_ : nullptr; }
+  // The program (null for a dispatch prototype or a function with loops).
+  const CudaProgram* program() const { return variants_.empty() && !plan_ ? &program_ : nullptr; }
 
   CudaFunction(CudaProgram p, std::string name);
   CudaFunction(ir::FunctionPtr base, std::vector<std::shared_ptr<const CudaFunction>> variants);
+  CudaFunction(std::shared_ptr<const CudaLoopPlan> plan, std::string name);
   ~CudaFunction();
 
  private:
@@ -94,7 +97,9 @@ class CudaFunction {
   std::string key_;
   ir::FunctionPtr base_;  // dispatch prototype (then variants_ run)
   std::vector<std::shared_ptr<const CudaFunction>> variants_;
-  // Derived once (a call reads them): any variant's, for a prototype.
+  std::shared_ptr<const CudaLoopPlan> plan_;  // a function with loops (then its segments run)
+  // Derived once (a call reads them): any variant's or segment's, for a
+  // prototype or a plan.
   bool reports_errors_ = false;
   bool has_checks_ = false;  // a check of the parameters runs before the stages
   bool has_gemm_ = false;

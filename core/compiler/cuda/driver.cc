@@ -41,6 +41,7 @@ bool bind_all(void* lib, std::string* why) {
          bind(lib, "cuMemAlloc_v2", &a.mem_alloc, why) && bind(lib, "cuMemFree_v2", &a.mem_free, why) &&
          bind(lib, "cuMemAllocAsync", &a.mem_alloc_async, why) && bind(lib, "cuMemFreeAsync", &a.mem_free_async, why) &&
          bind(lib, "cuMemsetD8Async", &a.memset_d8_async, why) &&
+         bind(lib, "cuMemsetD32Async", &a.memset_d32_async, why) &&
          bind(lib, "cuMemcpyDtoHAsync_v2", &a.memcpy_dtoh_async, why) &&
          bind(lib, "cuMemcpyDtoDAsync_v2", &a.memcpy_dtod_async, why) &&
          bind(lib, "cuMemcpyHtoD_v2", &a.memcpy_htod, why) && bind(lib, "cuMemcpyDtoH_v2", &a.memcpy_dtoh, why) &&

@@ -56,6 +56,7 @@ struct DriverApi {
   CUresult (*mem_alloc_async)(CUdeviceptr*, size_t, CUstream);
   CUresult (*mem_free_async)(CUdeviceptr, CUstream);
   CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*memset_d32_async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*memcpy_dtoh_async)(void*, CUdeviceptr, size_t, CUstream);
   CUresult (*memcpy_dtod_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t);
