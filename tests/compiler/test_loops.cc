@@ -160,6 +160,43 @@ ir::ModulePtr hand_loop(ir::ShapeDim start, ir::ShapeDim extent, ir::ShapeDim st
   return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
 }
 
+// f(x) = (a, b) after for i in range(0, 5): (a, b) = (i, a), both
+// starting at x: each iteration carries the induction variable itself, and
+// the value it had one iteration before (the DSL binds the variable as a
+// dim; HIR also has it as a value).
+ir::ModulePtr shifted_induction() {
+  auto x = ir::Var::make("x", ir::TensorType::make({}, DType::kI64));
+  auto a = ir::Var::make("a", ir::TensorType::make({}, DType::kI64));
+  auto b = ir::Var::make("b", ir::TensorType::make({}, DType::kI64));
+  ir::GridRegionExpr::Fields g;
+  g.induction_var = ir::Var::make("i", ir::TensorType::make({}, DType::kI64));
+  g.carried_args = {a, b};
+  g.init_args = {x, x};
+  g.yield_values = {g.induction_var, a};
+  g.body = ir::Tuple::make(g.yield_values);
+  g.start = 0;
+  g.extent = 5;
+  g.step = 1;
+  ir::ExprPtr body = ir::GridRegionExpr::make(g);
+  ir::Function::Fields f;
+  f.name = "f";
+  f.params = {x};
+  f.return_type = body->type();
+  f.body = body;
+  return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
+}
+
+TEST(LoopValues, ACarryThatIsTheInductionVariableKeepsItsIteration) {
+  const ir::ModulePtr m = shifted_induction();
+  const ir::Function& f = *m->lookup("f");
+  NDArray x = NDArray::empty(DType::kI64, {});
+  *static_cast<int64_t*>(x.data()) = -1;
+  const std::vector<NDArray> want = eval::evaluate(*m, f, {x});
+  EXPECT_EQ(*static_cast<const int64_t*>(want[0].data()), 4);
+  EXPECT_EQ(*static_cast<const int64_t*>(want[1].data()), 3);
+  expect_agree(*compiler::compile(f), *m, f, {x}, "shifted induction");
+}
+
 TEST(LoopBounds, BadBoundsAreTheEvaluatorsErrors) {
   auto n = ir::ShapeDim::var("N", 1, 100);
   struct Case {
