@@ -106,6 +106,13 @@ TEST(Reshape, KeepsElementCountIncludingSymbolicFactors) {
   EXPECT_EQ(str(infer(std::make_shared<Reshape>(Shape{N * 8}), {param("x", {N, 8})})), "Tensor[(N * 8,), f32]");
   expect_type_error([] { infer(std::make_shared<Reshape>(Shape{N, 4095}), {param("x", {N, 64, 64})}); },
                     {"'reshape' operand #0 (x)", "(N, 4095)"});
+  // A sum's static content is a factor: (N - 2) * 4 folds to N * 4 - 8.
+  const ShapeDim n2 = N - ShapeDim(2);
+  EXPECT_EQ(str(infer(std::make_shared<Reshape>(Shape{n2 * 4}), {param("x", {n2, 4})})), "Tensor[((N * 4) - 8,), f32]");
+  EXPECT_EQ(str(infer(std::make_shared<Reshape>(Shape{2, n2 * 6}), {param("x", {N * 3 - ShapeDim(6), 4})})),
+            "Tensor[(2, (N * 6) - 12), f32]");
+  expect_type_error([] { infer(std::make_shared<Reshape>(Shape{(N - ShapeDim(2)) * 4}), {param("x", {N - ShapeDim(1), 4})}); },
+                    {"'reshape' operand #0 (x)"});
 }
 
 TEST(Transpose, NeedsAFullPermutation) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <set>
 
 #include "core/ops/registry.h"
@@ -41,15 +42,44 @@ ir::TypePtr infer_reduce(const ir::Op& op, TypeCtx& ctx) {
   return ir::TensorType::make(out, x.dtype(), nullptr, x.storage());
 }
 
+// A sum's static content: (g, p) with d = g * p, g the gcd of its terms'
+// coefficients and constant, so that 4 * P - 8 is 4 * (P - 2). A dim that
+// is not a sum or a product by a constant is its own p (g = 1).
+std::pair<int64_t, ir::ShapeDim> split_content(const ir::ShapeDim& d) {
+  if (d.is_static()) return {d.value() < 0 ? -d.value() : d.value(), ir::ShapeDim(d.value() < 0 ? -1 : 1)};
+  const ir::DimKind k = d.kind();
+  if (k == ir::DimKind::kMul && (d.lhs().is_static() || d.rhs().is_static())) {
+    const bool left = d.lhs().is_static();
+    auto [g, p] = split_content(left ? d.rhs() : d.lhs());
+    const int64_t c = left ? d.lhs().value() : d.rhs().value();
+    return {g * (c < 0 ? -c : c), c < 0 ? ir::ShapeDim(0) - p : p};
+  }
+  if (k != ir::DimKind::kAdd && k != ir::DimKind::kSub) return {1, d};
+  auto [ga, pa] = split_content(d.lhs());
+  auto [gb, pb] = split_content(d.rhs());
+  const int64_t g = std::gcd(ga, gb);
+  if (g <= 1) return {1, d};
+  const ir::ShapeDim a = pa * ir::ShapeDim(ga / g), b = pb * ir::ShapeDim(gb / g);
+  return {g, k == ir::DimKind::kAdd ? a + b : a - b};
+}
+
 // A product of dims as (static coefficient, sorted symbolic factors), so that
-// (N, 64, 64) and (N, 4096) are recognized as the same element count.
+// (N, 64, 64) and (N, 4096), or (N, P - 2, 4) and (N, 4 * P - 8), are
+// recognized as the same element count.
 std::pair<int64_t, std::vector<std::string>> factor_numel(const ir::Shape& s) {
   int64_t coeff = 1;
   std::vector<std::string> sym;
   std::function<void(const ir::ShapeDim&)> factor = [&](const ir::ShapeDim& d) {
-    if (d.is_static()) coeff *= d.value();
-    else if (d.kind() == ir::DimKind::kMul) factor(d.lhs()), factor(d.rhs());
-    else sym.push_back(d.to_string());
+    if (d.is_static()) {
+      coeff *= d.value();
+    } else if (d.kind() == ir::DimKind::kMul) {
+      factor(d.lhs()), factor(d.rhs());
+    } else if (auto [g, p] = split_content(d); g > 1) {
+      coeff *= g;
+      factor(p);
+    } else {
+      sym.push_back(d.to_string());
+    }
   };
   for (const auto& d : s) factor(d);
   std::sort(sym.begin(), sym.end());
