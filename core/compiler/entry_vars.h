@@ -44,6 +44,21 @@ struct LoweredStage {
   bool may_fail = false;
 };
 
+// A stage that is one MatMul of slots (y = a @ b, batch axes broadcast): a
+// target with a GEMM library of its own (CUDA: cuBLAS) calls it for the
+// stage instead of printing the stage's TIR.
+struct GemmCall {
+  size_t out, a, b;  // slots
+};
+
+// An op lowered for such a target as stages around one GEMM of scratch
+// slots (StageLowering::as_gemm): Conv2D as im2col, the GEMM, the bias.
+struct GemmStages {
+  std::vector<LoweredStage> before;
+  GemmCall gemm;
+  std::vector<LoweredStage> after;
+};
+
 // sh<k>[axis] and st<k>[axis].
 tir::ExprPtr extent(const SlotVars& s, size_t axis);
 tir::ExprPtr stride(const SlotVars& s, size_t axis);

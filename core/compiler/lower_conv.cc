@@ -4,6 +4,13 @@
 // evaluator makes, so f32 / f64 results agree bit for bit), then bias and
 // one rounding per output element, as core/eval/kernels/conv_norm.cc.
 // f16 / bf16 are widened to float and use sgemm, as the evaluator does.
+//
+// For a target whose GEMM is a library call (CUDA: cuBLAS), the same
+// algorithm over the whole batch at once, in scratch temporaries the
+// entry owns (a kernel allocates nothing): the column matrix of every
+// image and group, the weight as [G, og, cg * kh * kw], one batched GEMM,
+// then bias and rounding; each stage is one flat loop whose iterations are
+// independent (a thread each on a GPU).
 #include "core/compiler/emit_util.h"
 #include "core/compiler/lower_stages.h"
 #include "core/compiler/scalar_lowering.h"
@@ -132,6 +139,77 @@ LoweredStage lower_conv2d(const EntryVars& e, size_t out, size_t xs, size_t ws, 
   const StmtPtr body = Allocate::make(col, size, MemoryScope::kGlobal, parts.wrap(loops));
   const StmtPtr stage = IfThenElse::make(gt(mul(mul(g.images, g.outs), g.hw), i64(0)), body);
   return LoweredStage{Seq::make({stage_comment("conv2d", out), frame.wrap(stage)}), nullptr, false};
+}
+
+namespace {
+
+// The flat loop `for q in [0, total)` (parallel) over `body(q)`.
+StmtPtr each(const char* name, const ExprPtr& total, const std::function<StmtPtr(const VarPtr&)>& body) {
+  const VarPtr q = Var::make(name, kIndex);
+  return For::make(q, i64(0), total, ForKind::kParallel, body(q));
+}
+
+}  // namespace
+
+GemmStages lower_conv2d_as_gemm(const EntryVars& e, size_t out, size_t xs, size_t ws, std::optional<size_t> bias,
+                                const ops::Conv2D& op, const std::function<size_t(ir::TensorTypePtr)>& scratch) {
+  const SlotVars &x = e.slot(xs), &wt = e.slot(ws), &y = e.slot(out);
+  const DType d = y.type->dtype(), cd = compute_dtype(d);
+  if (cd != DType::kF32 && cd != DType::kF64) unsupported("Conv2D of dtype " + std::string(ir::dtype_name(d)));
+  // Scratch extents from the operands' types (resolved per call like any slot's).
+  const ir::Shape &xd = x.type->shape(), &wd = wt.type->shape(), &yd = y.type->shape();
+  const ir::ShapeDim groups(op.groups), kk = wd[1] * wd[2] * wd[3], hw = yd[2] * yd[3];
+  const ir::ShapeDim og = ir::dim_floordiv(wd[0], groups);
+  const size_t cols = scratch(ir::TensorType::make({xd[0], groups, kk, hw}, cd));
+  const size_t wm = scratch(ir::TensorType::make({groups, og, kk}, cd));
+  const size_t acc = scratch(ir::TensorType::make({xd[0], groups, og, hw}, cd));
+  const SlotVars &c = e.slot(cols), &m = e.slot(wm), &a = e.slot(acc);
+
+  // cols[n, g, (ch, i, j), (oh, ow)] = x[n, g*cg + ch, oh*s - p + i*d, ow*s - p + j*d], 0 outside.
+  Lets frame;
+  const Geometry g = geometry(x, wt, y, op, frame);
+  const StmtPtr im2col = each("q", mul(mul(mul(g.images, g.groups), g.kk), g.hw), [&](const VarPtr& q) {
+    Lets at;
+    const VarPtr p = at.bind("p", mod(q, g.hw)), r = at.bind("r", div(q, g.hw));
+    const VarPtr rr = at.bind("rr", mod(r, g.kk)), ng = at.bind("ng", div(r, g.kk));
+    const VarPtr grp = at.bind("grp", mod(ng, g.groups)), n = at.bind("n", div(ng, g.groups));
+    const Tap t = tap(g, rr, at);
+    const VarPtr ih = at.bind("ih", add(sub(mul(div(p, g.wo), i64(op.stride.at(0))), i64(op.padding.at(0))),
+                                       mul(t.i, i64(op.dilation.at(0)))));
+    const VarPtr iw = at.bind("iw", add(sub(mul(mod(p, g.wo), i64(op.stride.at(1))), i64(op.padding.at(1))),
+                                       mul(t.j, i64(op.dilation.at(1)))));
+    const ExprPtr inside = land(land(ge(ih, i64(0)), lt(ih, g.h)), land(ge(iw, i64(0)), lt(iw, g.w)));
+    const ExprPtr src = add(add(add(mul(n, stride(x, 0)), mul(add(mul(grp, g.cg), t.c), stride(x, 1))),
+                                mul(ih, stride(x, 2))),
+                            mul(iw, stride(x, 3)));
+    // A branch, not a select: the load outside the image must not happen.
+    return at.wrap(IfThenElse::make(inside, Store::make(c.data, q, cast(cd, load(x.data, src))),
+                                    Store::make(c.data, q, imm(cd, 0))));
+  });
+  // wm[o, (ch, i, j)] = weight[o, ch, i, j]: [G, og, kk] is [O, kk].
+  const StmtPtr weight = each("q", mul(g.outs, g.kk), [&](const VarPtr& q) {
+    Lets at;
+    const VarPtr o = at.bind("o", div(q, g.kk)), rr = at.bind("rr", mod(q, g.kk));
+    const Tap t = tap(g, rr, at);
+    const ExprPtr src = add(add(add(mul(o, stride(wt, 0)), mul(t.c, stride(wt, 1))), mul(t.i, stride(wt, 2))),
+                            mul(t.j, stride(wt, 3)));
+    return at.wrap(Store::make(m.data, q, cast(cd, load(wt.data, src))));
+  });
+  // y[n, o, oh, ow] = acc[n, g, oo, p] + bias[o], one rounding: the same flat index.
+  const StmtPtr result = each("q", mul(mul(g.images, g.outs), g.hw), [&](const VarPtr& q) {
+    ExprPtr v = load(a.data, q);
+    if (bias) {
+      const SlotVars& b = e.slot(*bias);
+      v = add(v, cast(cd, load(b.data, mul(mod(div(q, g.hw), g.outs), stride(b, 0)))));
+    }
+    return Store::make(y.data, q, cast(d, v));
+  });
+  GemmStages s;
+  s.before = {LoweredStage{Seq::make({stage_comment("conv2d columns", cols), frame.wrap(im2col)}), nullptr, false},
+              LoweredStage{Seq::make({stage_comment("conv2d weight matrix", wm), frame.wrap(weight)}), nullptr, false}};
+  s.gemm = GemmCall{acc, wm, cols};
+  s.after = {LoweredStage{Seq::make({stage_comment("conv2d bias and rounding", out), frame.wrap(result)}), nullptr, false}};
+  return s;
 }
 
 }  // namespace tf::compiler

@@ -157,9 +157,24 @@ class SegmentLowering {
     StageCall call{c, flat_operands(c), {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
     for (const ExprPtr& a : call.operands)
       if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
+    if (target_ == Target::kCuda && l.as_gemm) return lower_as_gemm(l, call);
     std::optional<GemmCall> gemm;
     if (l.gemm) gemm = GemmCall{call.results.at(0), call.slots.at(0), call.slots.at(1)};
     add_stage(l.lower(entry_vars(), call), gemm);
+  }
+
+  // The op as stages around one GEMM of scratch temporaries (a target
+  // whose GEMM is a library call); the GEMM's own stage is a comment in
+  // the TIR, the target calls the library there.
+  void lower_as_gemm(const StageLowering& l, const StageCall& call) {
+    const GemmStages g = l.as_gemm(entry_vars(), call, [this](ir::TensorTypePtr t) {
+      return add_slot(Slot::kTemp, num_temps_, std::move(t));
+    });
+    for (const LoweredStage& s : g.before) add_stage(s);
+    const std::string what = "gemm: slot " + S(g.gemm.a) + " @ slot " + S(g.gemm.b) + " -> slot " + S(g.gemm.out) +
+                             " (" + std::string(call.call.op()->name()) + ", a library call)";
+    add_stage(LoweredStage{tir::Comment::make(what), nullptr, false}, g.gemm);
+    for (const LoweredStage& s : g.after) add_stage(s);
   }
 
   // An integer scalar operand (an insert's offset, a composed dim) as an

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/compiler/decompose.h"
+#include "core/compiler/entry_vars.h"
 #include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/scalars.h"
 #include "core/compiler/target.h"
@@ -28,13 +29,6 @@ struct Slot {
   Kind kind;
   size_t index;            // parameter / output / temporary number
   ir::TensorTypePtr type;  // shape under the DimVar bindings gives extents
-};
-
-// A stage that is one MatMul of slots (y = a @ b, batch axes broadcast): a
-// target with a GEMM library of its own (CUDA: cuBLAS) calls it for the
-// stage instead of printing the stage's TIR.
-struct GemmCall {
-  size_t out, a, b;  // slots
 };
 
 // One segment's entry as TIR.

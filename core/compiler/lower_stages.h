@@ -87,5 +87,12 @@ LoweredStage lower_shape_compose(const EntryVars& e, size_t out, const std::vect
 // NCHW x OIHW; bias a rank-1 [O] slot or none.
 LoweredStage lower_conv2d(const EntryVars& e, size_t out, size_t x, size_t weight, std::optional<size_t> bias,
                           const ops::Conv2D& op);
+// The same as stages around one batched GEMM of scratch slots (for a
+// target whose GEMM is a library call): the column matrix and the weight
+// in the compute type, the GEMM into a compute-type result, then the bias
+// and one rounding.
+GemmStages lower_conv2d_as_gemm(const EntryVars& e, size_t out, size_t x, size_t weight,
+                                std::optional<size_t> bias, const ops::Conv2D& op,
+                                const std::function<size_t(ir::TensorTypePtr)>& scratch);
 
 }  // namespace tf::compiler

@@ -177,6 +177,12 @@ LoweredStage conv2d(const EntryVars& e, const StageCall& c) {
   return lower_conv2d(e, c.results[0], c.slots[0], c.slots[1],
                       c.slots.size() > 2 ? std::optional<size_t>(c.slots[2]) : std::nullopt, op_of<ops::Conv2D>(c));
 }
+GemmStages conv2d_as_gemm(const EntryVars& e, const StageCall& c,
+                          const std::function<size_t(ir::TensorTypePtr)>& scratch) {
+  return lower_conv2d_as_gemm(e, c.results[0], c.slots[0], c.slots[1],
+                              c.slots.size() > 2 ? std::optional<size_t>(c.slots[2]) : std::nullopt,
+                              op_of<ops::Conv2D>(c), scratch);
+}
 
 // local(x) is one mesh instance's view: no single-device kernel has it (the
 // evaluator says the same and runs it per instance on a virtual mesh).
@@ -211,7 +217,7 @@ ops::OpPartTable<StageLowering>& table() {
     p->add("Rank", {rank, in_memory_needs});
     p->add("ShapeExtract", {shape_extract, in_memory_needs});
     p->add("ShapeCompose", {shape_compose, shape_compose_needs});
-    p->add("Conv2D", {conv2d, conv2d_needs});
+    p->add("Conv2D", {conv2d, conv2d_needs, /*in_place=*/false, /*gemm=*/false, conv2d_as_gemm});
     p->add("Local", {local, local_needs});
     return p;
   }();

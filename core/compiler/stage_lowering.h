@@ -51,6 +51,11 @@ struct StageLowering {
   // The stage is one MatMul of its two operands into its result (GemmCall):
   // a target with a GEMM library calls it instead.
   bool gemm = false;
+  // For a target with a GEMM library: the op as stages around one GEMM,
+  // over scratch slots it adds to the entry with `scratch` (a temporary of
+  // that type; returns its slot). Null: `lower` serves every target.
+  GemmStages (*as_gemm)(const EntryVars& e, const StageCall& c,
+                        const std::function<size_t(ir::TensorTypePtr)>& scratch) = nullptr;
 };
 
 // Null when the op has none (an elementwise op, a built-in row op, or an op

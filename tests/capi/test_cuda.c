@@ -512,7 +512,11 @@ static void on_a_device(int emulated) {
         "\n"
         "@func\n"
         "def conv(x: Tensor[(1, 1, 4, 4), f32], w: Tensor[(1, 1, 3, 3), f32]) -> Tensor[(1, 1, 2, 2), f32]:\n"
-        "    return conv2d(x, w, None)\n";
+        "    return conv2d(x, w, None)\n"
+        "\n"
+        "@func\n"
+        "def mm8(a: Tensor[(2, 2), fp8e4m3], b: Tensor[(2, 2), fp8e4m3]) -> Tensor[(2, 2), fp8e4m3]:\n"
+        "    return matmul(a, b)\n";
     tf_module mm = tf_test_parse(mm_src);
     tf_kernel km = compile_for(mm, "mm", TF_BACKEND_CUDA, &s);
     float bh[12], ch[15];
@@ -541,12 +545,39 @@ static void on_a_device(int emulated) {
         err = fmax(err, fabs(ch[r * 3 + c] - want));
       }
     CHECK(err < 1e-5);
+    tf_kernel_release(km);
+    /* A Conv2D: columns and the cuBLAS GEMM in the workspace. The image is
+     * x's first 16 values, the kernel b's first 9. */
+    {
+      tf_kernel kc = compile_for(mm, "conv", TF_BACKEND_CUDA, &s);
+      int64_t img[4] = {1, 1, 4, 4}, ker[4] = {1, 1, 3, 3}, res[4] = {1, 1, 2, 2};
+      int i, j;
+      CHECK_OK(s);
+      min[0] = on_cuda(tf_test_tensor(x, f32, 4, img), 0);
+      min[1] = on_cuda(tf_test_tensor(db, f32, 4, ker), 0);
+      mout[0] = on_cuda(tf_test_tensor(dc, f32, 4, res), 0);
+      CHECK_OK(tf_kernel_workspace_size(kc, min, 2, &need));
+      CHECK(need <= ws_bytes);
+      CHECK_OK(tf_kernel_run_with_options(kc, min, 2, mout, 1, &o));
+      drv.stream_synchronize(stream);
+      download(ch, dc, 4 * sizeof(float));
+      err = 0;
+      for (r = 0; r < 2; ++r)
+        for (c = 0; c < 2; ++c) {
+          double want = 0;
+          for (i = 0; i < 3; ++i)
+            for (j = 0; j < 3; ++j) want += (double)x_[(r + i) * 4 + c + j] * bh[i * 3 + j];
+          err = fmax(err, fabs(ch[r * 2 + c] - want));
+        }
+      CHECK(err < 1e-5);
+      tf_kernel_release(kc);
+    }
     dev_free(db);
     dev_free(dc);
-    tf_kernel_release(km);
-    /* Not compiled for CUDA yet: a clear error at compile. */
-    CHECK(compile_for(mm, "conv", TF_BACKEND_CUDA, &s) == NULL);
-    CHECK_STATUS(s, TF_ERR_UNSUPPORTED, "is not compiled for CUDA yet");
+    /* Not compiled natively (neither for the CPU nor for CUDA): a clear
+     * error at compile, where a CPU kernel would run the evaluator. */
+    CHECK(compile_for(mm, "mm8", TF_BACKEND_CUDA, &s) == NULL);
+    CHECK_STATUS(s, TF_ERR_UNSUPPORTED, "fp8 MatMul is not compiled");
     tf_module_release(mm);
   }
   tf_kernel_release(two);

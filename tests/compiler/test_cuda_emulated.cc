@@ -158,6 +158,14 @@ def nest(x: Tensor[(N, 5), f32]) -> tuple[Tensor[(N, 5), f32], Tensor[(N, 5), f3
     return a, b
 
 @func
+def conv(x: Tensor[(N, 4, P, 7), f32], w: Tensor[(6, 2, 3, 3), f32], b: Tensor[(6,), f32]) -> Tensor[(N, 6, P - 2, 4), f32]:
+    return conv2d(x, w, b, stride=(1, 2), padding=(0, 1), dilation=(1, 1), groups=2)
+
+@func
+def conv_dilated(x: Tensor[(N, 3, 9, 9), bf16], w: Tensor[(5, 3, 2, 3), bf16]) -> Tensor[(N, 5, 4, 7), bf16]:
+    return conv2d(x, w, None, stride=(2, 1), padding=(1, 1), dilation=(3, 2))
+
+@func
 def rotate(x: Tensor[(N, 5), f32]) -> Tensor[(N, 5), f32]:
     a = x
     for i in range(2):
@@ -567,6 +575,22 @@ TEST_F(CudaDevice, MatMulRunsThroughCublas) {
     got = e.what();
   }
   EXPECT_NE(got.find("operand a (strides 24, 2) has no unit stride"), std::string::npos) << got;
+}
+
+TEST_F(CudaDevice, Conv2DRunsAsColumnsAndACublasMatMul) {
+  // Padding, stride, groups and bias (f32); dilation and no bias (bf16,
+  // widened to float as the evaluator does); extents from one compile.
+  std::mt19937 rng(21);
+  for (auto [n, p] : {std::pair<int64_t, int64_t>{1, 3}, {2, 8}}) {
+    SCOPED_TRACE(std::to_string(n) + " images of height " + std::to_string(p));
+    agree_on_device("conv", {random_array(DType::kF32, {n, 4, p, 7}, rng), random_array(DType::kF32, {6, 2, 3, 3}, rng),
+                             random_array(DType::kF32, {6}, rng)});
+    agree_on_device("conv_dilated",
+                    {random_array(DType::kBF16, {n, 3, 9, 9}, rng), random_array(DType::kBF16, {5, 3, 2, 3}, rng)});
+  }
+  const auto f = compiler::cuda::CudaFunction::compile(*module_->lookup("conv"));
+  EXPECT_TRUE(f->has_gemm());
+  EXPECT_FALSE(f->reports_errors()) << "a convolution cannot fail at run time";
 }
 
 TEST_F(CudaDevice, TopKKeepsTorchsOrder) {

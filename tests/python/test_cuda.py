@@ -32,6 +32,10 @@ def conv(x: Tensor[(1, 1, 4, 4), f32], w: Tensor[(1, 1, 3, 3), f32]) -> Tensor[(
     return conv2d(x, w, None)
 
 @func
+def mm8(a: Tensor[(N, 8), fp8e4m3], b: Tensor[(8, 4), fp8e4m3]) -> Tensor[(N, 4), fp8e4m3]:
+    return matmul(a, b)
+
+@func
 def halves(x: Tensor[(N, 8), f32]) -> Tensor[(N, 8), f32]:
     y = x
     for i in range(3):
@@ -92,12 +96,15 @@ def test_on_a_device_register_gives_the_op_a_cuda_kernel():
         # Replaced with the same schema: the CUDA kernel is replaced too.
         tf.register(tf.Module(KERNELS.replace("1e-6", "1e-5")).compile("rmsnorm"), name="rms_dev", replace=True)
         print(has("rms_dev"))
-        # A MatMul (cuBLAS) and a loop have one; what the CUDA target does
-        # not compile yet gets a CPU kernel only, and says why.
+        # A MatMul and a Conv2D (cuBLAS) and a loop have one; what is not
+        # compiled natively (an 8-bit float MatMul: the CPU kernel runs the
+        # evaluator) gets a CPU kernel only, and says why.
         tf.register(m.compile("mm"), name="mm_dev")
-        tf.register(m.compile("halves"), name="loop_dev")
         tf.register(m.compile("conv"), name="conv_dev")
-        print(has("mm_dev") and has("loop_dev"), has("conv_dev"), tf.cuda_unsupported_reason("conv_dev"))
+        tf.register(m.compile("halves"), name="loop_dev")
+        tf.register(m.compile("mm8"), name="mm8_dev")
+        print(has("mm_dev") and has("conv_dev") and has("loop_dev"), has("mm8_dev"),
+              tf.cuda_unsupported_reason("mm8_dev"))
         # A CUDA kernel refuses CPU tensors, naming them.
         k = m.compile("rmsnorm", backend="cuda")
         try:
@@ -109,7 +116,7 @@ def test_on_a_device_register_gives_the_op_a_cuda_kernel():
     assert out[1] == "cuda"
     assert out[2] == "True True ''"
     assert out[3] == "True"
-    assert out[4].startswith("True False ") and "conv" in out[4] and "not compiled for CUDA yet" in out[4]
+    assert out[4].startswith("True False ") and "fp8 MatMul is not compiled" in out[4]
     assert "a cpu tensor, but 'rmsnorm' runs on cuda:0" in out[5]
 
 
@@ -117,16 +124,15 @@ def test_replacing_a_cuda_op_with_a_function_without_a_cuda_form_is_refused():
     out = run('''
         head = "\\n@func\\ndef f(a: Tensor[(N, 8), f32], b: Tensor[(8, 4), f32]) -> Tensor[(N, 4), f32]:\\n"
         tf.register(tf.Module(KERNELS + head + "    return a[:, 0:4] * b[0:1, :]\\n").compile("f"), name="swap")
-        # A Conv2D (no CUDA form yet) of the same signature.
-        conv = ("    y = conv2d(reshape(a, (1, 1, N, 8)), reshape(b[0:1, 0:1], (1, 1, 1, 1)), None)\\n"
-                "    return reshape(y, (N, 8))[:, 0:4]\\n")
+        # An 8-bit float MatMul inside (no native form) of the same signature.
+        mm8 = "    return cast(matmul(cast(a, fp8e4m3), cast(b, fp8e4m3)), f32)\\n"
         try:
-            tf.register(tf.Module(KERNELS + head + conv).compile("f"), name="swap", replace=True)
+            tf.register(tf.Module(KERNELS + head + mm8).compile("f"), name="swap", replace=True)
         except tf.TileFoundryError as e:
             print(e.status, e.message)
     ''', emulated_driver()).splitlines()
     assert out[0].startswith("TF_ERR_UNSUPPORTED tilefoundry::swap had a CUDA kernel")
-    assert "conv" in out[0]
+    assert "fp8 MatMul" in out[0]
 
 
 def test_the_gpu_bench_says_what_it_is_missing():

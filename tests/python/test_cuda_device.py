@@ -44,6 +44,10 @@ def idiv(a: Tensor[(N, D), i32], b: Tensor[(N, D), i32]) -> Tensor[(N, D), i32]:
     return a / b
 
 @func
+def conv(x: Tensor[(N, 8, 32, 32), f32], w: Tensor[(16, 4, 3, 3), f32], b: Tensor[(16,), f32]) -> Tensor[(N, 16, 16, 16), f32]:
+    return conv2d(x, w, b, stride=2, padding=1, groups=2)
+
+@func
 def tiles(x: Tensor[(N, D), f32]) -> Tensor[(N,), f32]:
     acc = zeros((N,), f32)
     for i in tile(D, step=128):
@@ -185,3 +189,12 @@ def test_a_loop_runs_eagerly_and_in_a_cuda_graph():
     g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(y, tiles_ref(x), atol=1e-4, rtol=1e-5)
+
+
+def test_conv2d_matches_torch_cuda_and_the_cpu_op():
+    torch.backends.cudnn.allow_tf32 = False  # the evaluator multiplies in full float
+    x, w, b = torch.randn(3, 8, 32, 32, device="cuda"), torch.randn(16, 4, 3, 3, device="cuda"), torch.randn(16, device="cuda")
+    got = op("conv")(x, w, b)
+    want = torch.nn.functional.conv2d(x, w, b, stride=2, padding=1, groups=2)
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(got.cpu(), op("conv")(x.cpu(), w.cpu(), b.cpu()), atol=1e-4, rtol=1e-4)

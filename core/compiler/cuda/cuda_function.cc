@@ -183,7 +183,9 @@ std::string cubin_image(const CudaProgram& p, const std::string& name, int arch)
 
 std::string module_image(const CudaProgram& p, const std::string& name, int arch) {
   if (!driver_status().takes_source) return cubin_image(p, name, arch);
-  dump_text(name + "." + source_hash(p.source) + ".cu", p.source);
+  const std::string stem = name + "." + source_hash(p.source);
+  dump_text(stem + ".cu", p.source);
+  if (!p.tir.empty()) dump_text(stem + ".tir", p.tir);
   return p.source;
 }
 

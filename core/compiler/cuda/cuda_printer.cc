@@ -26,7 +26,9 @@ namespace {
 [[noreturn]] void not_yet(const std::string& what) {
   ir::fail(ir::ErrorKind::kUnsupported, "CUDA backend: " + what + " is not compiled for CUDA yet");
 }
-const char* const kKernelAllocation = "memory allocated inside a kernel (a conv's columns)";
+// A kernel cannot allocate: what needs scratch gets it from the workspace
+// as a slot of the entry (Conv2D's columns: lower_conv.cc).
+const char* const kKernelAllocation = "memory allocated inside a kernel";
 
 // A global allocation the device form of its one user does without: TopK's
 // order row (the device's tf_topk_row ranks instead of sorting).
