@@ -627,6 +627,7 @@ class Stage {
   // conversion vectorizes into ~13 operations per 16 values, against one).
   std::vector<const Leaf*> widened(const ExprPtr& value) const {
     std::vector<const Leaf*> wide;
+    if (env_.target != Target::kCpu) return wide;  // a GPU converts each element where it reads it
     for (const Leaf& l : leaves_) {
       if (l.row->dtype() != DType::kF16 || l.inner_zero) continue;
       bool read = reads(value, l.row.get());
@@ -667,7 +668,9 @@ class Stage {
   StmtPtr store_loop(const VarPtr& y, const ExprPtr& lo, const ExprPtr& hi, const ExprPtr& value, const VarPtr& nt,
                      bool stream_only = false) {
     const DType dt = iter_.dtype();
-    const bool half = is_half(dt);
+    // A half row is narrowed a chunk at a time on the CPU (F16C); a GPU
+    // thread rounds its own elements as it stores them.
+    const bool half = is_half(dt) && env_.target == Target::kCpu;
     const std::vector<const Leaf*> wide = widened(value);
     auto chunks = [&](bool streamed) {
       VarPtr c1 = Var::make("c1", kIndex);
@@ -1000,12 +1003,17 @@ class Stage {
     std::vector<StmtPtr> before;
     std::vector<VarPtr> bufs;
     StmtPtr body = stage_chunk_calls(Seq::make(std::move(updates)), c1, &before, &bufs, &reductions);
+    const bool staged = !before.empty() || !bufs.empty();  // calls computed a chunk at a time
     if (!as<Seq>(body) || !as<Seq>(body)->stmts().empty())
       before.push_back(For::make(j_, c0_, sub(c1, c0_), ForKind::kVectorized, body, reductions));
     // Chunks: each chunk's reduction is a dependency chain of its own that
     // the out-of-order core overlaps with the next.
     if (last) before.insert(before.begin(), prefetch_next_row(bs, c1));
     StmtPtr chunk = Seq::make(std::move(before));
+    // On a GPU each chunk's reduction is a block-wide one (a barrier): a
+    // pass without calls staged a chunk at a time (whose float sums the
+    // chunks bound) is one loop over the row and one reduction.
+    if (env_.target != Target::kCpu && !staged) return LetStmt::make(c0_, i64(0), LetStmt::make(c1, inner_, chunk));
     for (auto it = bufs.rbegin(); it != bufs.rend(); ++it) chunk = Allocate::make(*it, i64(kChunk), MemoryScope::kLocal, chunk);
     return chunk_loop(i64(0), inner_, c1, chunk);
   }

@@ -172,8 +172,10 @@ inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& 
   if (const char* e = std::getenv("TF_CUDA_EMULATE"); e && std::string(e) == "1")
     emulate = [&](compiler::cuda::CudaProgram p) {
       // Whole straight-line functions only (a variant is chosen per call,
-      // a loop's segments run from the host).
-      if (fn.is_prototype() || compiler::loops::contains_loop(fn.body())) return;
+      // a loop's segments run from the host), without cuBLAS steps (the
+      // emulator runs kernels; TF_CUDA_DEVICE=1 runs those through the
+      // emulated driver and cuBLAS).
+      if (fn.is_prototype() || compiler::loops::contains_loop(fn.body()) || compiler::cuda::has_gemm(p)) return;
       // The emulated device switches threads at every barrier: minutes for
       // a large tensor's calls. Smaller calls cover the same code.
       int64_t elements = 0;
