@@ -16,6 +16,7 @@
 #include "cuda_device.h"
 #include "cuda_emulator.h"
 #include "core/compiler/cuda/cuda_codegen.h"
+#include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
@@ -290,6 +291,26 @@ TEST_F(CudaEmulated, ACheckFailsBeforeAnyStageWrites) {
   EXPECT_EQ(got, want);
   for (const NDArray& o : outs)  // nothing written
     for (int64_t i = 0; i < o.numel(); ++i) ASSERT_EQ(static_cast<uint32_t*>(o.data())[i], 0x7f7f7f7fu) << i;
+}
+
+TEST_F(CudaEmulated, UnitStrideRowsMoveSixteenBytesPerAccess) {
+  // The rows of an elementwise stage and of a row stage's passes, read and
+  // written at exactly their index, move in 16-byte accesses; the PTX says
+  // so (the scalar loops for the tail and unaligned rows stay beside them).
+  if (!compiler::cuda::nvrtc_status().available) GTEST_SKIP() << "no NVRTC: " << compiler::cuda::nvrtc_status().why;
+  for (const char* name : {"swiglu", "rmsnorm", "resnorm16"}) {
+    const compiler::cuda::CudaProgram p = compiler::cuda::generate_cuda(*module_->lookup(name));
+    const compiler::cuda::NvrtcOutput out = compiler::cuda::nvrtc_compile(p.source, std::string(name) + ".cu", 90, false);
+    ASSERT_TRUE(out.ok) << out.log;
+    const bool wide_load = out.ptx.find("ld.global.v4.") != std::string::npos ||
+                           out.ptx.find("ld.global.nc.v4.") != std::string::npos;
+    const bool wide_store = out.ptx.find("st.global.wb.v4.") != std::string::npos;
+    std::string accesses;  // the PTX's global loads and stores, for the message
+    for (size_t at = 0; (at = out.ptx.find("global", at)) != std::string::npos; ++at)
+      accesses += out.ptx.substr(out.ptx.rfind('\n', at) + 1, out.ptx.find('\n', at) - out.ptx.rfind('\n', at));
+    EXPECT_TRUE(wide_load) << name << "\n" << accesses;
+    EXPECT_TRUE(wide_store) << name << "\n" << accesses;
+  }
 }
 
 TEST_F(CudaEmulated, EveryFunctionHereCompilesForTheDevice) {

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/compiler/cuda/kernel_split.h"
+#include "core/compiler/cuda/vector_lanes.h"
 #include "core/compiler/emit_util.h"
 #include "core/ir/error.h"
 #include "core/tir/functor.h"
@@ -216,10 +217,15 @@ void CudaPrinter::block_loop(const For& f, int depth) {
   }
   // Inside the loop each reduction variable is spelled as its partial.
   for (size_t i = 0; i < accs.size(); ++i) fixed_[f.reductions()[i].var.get()] = partials[i];
-  out_ += pad + "  for (int64_t " + v + " = " + lo + " + threadIdx.x; " + v + " < (" + lo + " + " +
-          expr(f.extent()) + "); " + v + " += blockDim.x) {\n";
-  print_at(Level::kThread, f.body(), depth + 2);
-  out_ += pad + "  }\n";
+  const LanePlan lanes = plan_lanes(f);
+  if (lanes.lanes > 0) {
+    wide_loop(f, lanes, depth + 1);
+  } else {
+    out_ += pad + "  for (int64_t " + v + " = " + lo + " + threadIdx.x; " + v + " < (" + lo + " + " +
+            expr(f.extent()) + "); " + v + " += blockDim.x) {\n";
+    print_at(Level::kThread, f.body(), depth + 2);
+    out_ += pad + "  }\n";
+  }
   for (size_t i = 0; i < accs.size(); ++i) {
     const Reduction& r = f.reductions()[i];
     fixed_[r.var.get()] = accs[i];
@@ -232,6 +238,69 @@ void CudaPrinter::block_loop(const For& f, int depth) {
   // A block reduction's barriers already order the loop's stores before
   // what follows; without one, a barrier does.
   if (accs.empty()) out_ += pad + "__syncthreads();\n";
+}
+
+namespace {
+
+// `alignas(W) T name[V];`: a row's lane registers, aligned as the word
+// they move as.
+std::string lane_array(const VarPtr& base, const std::string& name, int lanes) {
+  const ir::DType d = base->type().dtype;
+  return "alignas(" + std::to_string(lanes * ir::dtype_bits(d) / 8) + ") " + cpu::cpp_type(Type::scalar(d)) + " " +
+         name + "[" + std::to_string(lanes) + "];\n";
+}
+
+}  // namespace
+
+// When every planned row is aligned for its width at the loop's start,
+// thread t takes groups of V iterations t*V, (t + B)*V, ...: its rows'
+// lanes loaded at once, the body once per lane, the stored lanes written
+// at once; the tail (fewer than V left) and an unaligned row run the
+// scalar loop.
+void CudaPrinter::wide_loop(const For& f, const LanePlan& p, int depth) {
+  const std::string pad(2 * static_cast<size_t>(depth), ' ');
+  const std::string id = std::to_string(parts_++), V = std::to_string(p.lanes);
+  const std::string lo = "tf_lo" + id, hi = "tf_hi" + id, g = "tf_g" + id, v = name(f.var().get());
+  out_ += pad + "const int64_t " + lo + " = " + expr(f.min()) + ", " + hi + " = " + lo + " + (" + expr(f.extent()) +
+          ");\n";
+  auto scalar_loop = [&](const std::string& from, const std::string& at) {
+    out_ += at + "for (int64_t " + v + " = " + from + " + threadIdx.x; " + v + " < " + hi + "; " + v +
+            " += blockDim.x) {\n";
+    print_at(Level::kThread, f.body(), depth + 2);
+    out_ += at + "}\n";
+  };
+  std::string aligned;
+  for (const auto* rows : {&p.loads, &p.stores})
+    for (const LaneRow& r : *rows)
+      aligned += (aligned.empty() ? "" : " && ") + std::string("tf_aligned<") + V + ">(" + name(r.base.get()) +
+                 " + " + lo + ")";
+  out_ += pad + "if (" + aligned + ") {\n";
+  const VarPtr j0 = Var::make("g", Type::scalar(ir::DType::kI64));
+  fixed_[j0.get()] = g;
+  out_ += pad + "  for (int64_t " + g + " = " + lo + " + int64_t(threadIdx.x) * " + V + "; " + g + " + " + V +
+          " <= " + hi + "; " + g + " += int64_t(blockDim.x) * " + V + ") {\n";
+  const std::string in = pad + "    ";
+  size_t row = 0;
+  for (const LaneRow& r : p.loads) {
+    const std::string regs = "tf_v" + id + "_" + std::to_string(row++);
+    out_ += in + lane_array(r.base, regs, p.lanes) + in + "tf_vload(" + regs + ", " + name(r.base.get()) + " + " + g +
+            ");\n";
+    for (size_t k = 0; k < r.lanes.size(); ++k) fixed_[r.lanes[k].get()] = regs + "[" + std::to_string(k) + "]";
+  }
+  std::vector<std::string> stored;
+  for (const LaneRow& r : p.stores) {
+    stored.push_back("tf_v" + id + "_" + std::to_string(row++));
+    out_ += in + lane_array(r.base, stored.back(), p.lanes);
+    fixed_[r.registers.get()] = stored.back();
+  }
+  for (int k = 0; k < p.lanes; ++k) print_at(Level::kThread, lane_body(f, p, k, j0), depth + 2);
+  for (size_t i = 0; i < p.stores.size(); ++i)
+    out_ += in + "tf_vstore(" + name(p.stores[i].base.get()) + " + " + g + ", " + stored[i] + ");\n";
+  out_ += pad + "  }\n";
+  scalar_loop(lo + " + (" + hi + " - " + lo + ") / " + V + " * " + V, pad + "  ");
+  out_ += pad + "} else {\n";
+  scalar_loop(lo, pad + "  ");
+  out_ += pad + "}\n";
 }
 
 std::string CudaPrinter::call(const Call& c) {

@@ -20,6 +20,9 @@
 //    block as its team (prelude.cc).
 //  - thread: a thread's own iterations; every loop is sequential, a local
 //    allocation is the thread's own array.
+// A block-level loop over a unit-stride row gives each thread V
+// consecutive iterations at once, its memory moved 16 bytes at a time
+// (vector_lanes.h).
 // A Return (a failed check) records its code in the kernel's `pre` flag,
 // which every later kernel of the call reads first and then returns.
 #pragma once
@@ -31,6 +34,7 @@
 namespace tf::compiler::cuda {
 
 enum class Launch { kBlocks, kThreads, kOneBlock };
+struct LanePlan;
 const char* launch_name(Launch l);
 
 class CudaPrinter : public cpu::CppPrinter {
@@ -51,6 +55,8 @@ class CudaPrinter : public cpu::CppPrinter {
   void print_leaf(const tir::StmtPtr& s, int depth);
   void print_at(Level level, const tir::StmtPtr& s, int depth);
   void block_loop(const tir::For& f, int depth);
+  // block_loop's iterations, V at a time with wide accesses (vector_lanes.h).
+  void wide_loop(const tir::For& f, const LanePlan& p, int depth);
   void print_block(const tir::StmtPtr& s, int depth);
   void print_thread(const tir::StmtPtr& s, int depth);
   // A global allocation inside a kernel whose one user needs no scratch on

@@ -140,6 +140,62 @@ template <typename... A>
 TF_FN void tf_prefetch(A...) {}
 TF_FN void tf_stream_fence() {}
 
+// ---- wide access (vector_lanes.h): V elements of a row in one load or
+// store of V * sizeof(T) bytes, where the row is aligned for it.
+
+#ifdef TF_CUDA_EMULATION
+struct alignas(16) tf_bytes16 { unsigned lanes[4]; };
+struct alignas(8) tf_bytes8 { unsigned lanes[2]; };
+#else
+typedef uint4 tf_bytes16;  // CUDA's own vector types: one v4 / v2 access
+typedef uint2 tf_bytes8;
+#endif
+template <int B> struct tf_word;
+template <> struct tf_word<16> { using type = tf_bytes16; };
+template <> struct tf_word<8> { using type = tf_bytes8; };
+template <> struct tf_word<4> { using type = unsigned int; };
+template <> struct tf_word<2> { using type = unsigned short; };
+
+template <int V, typename T>
+TF_FN bool tf_aligned(const T* p) {
+  return reinterpret_cast<unsigned long long>(p) % (V * sizeof(T)) == 0;
+}
+// The lane arrays are declared aligned for their width (cuda_printer.cc),
+// so a load fills one as one word. (The emulation, plain C++, copies with
+// memcpy.)
+template <typename T, int V>
+TF_FN void tf_vload(T (&lanes)[V], const T* p) {
+  using W = typename tf_word<V * sizeof(T)>::type;
+#ifdef TF_CUDA_EMULATION
+  memcpy(lanes, p, sizeof(W));
+#else
+  *reinterpret_cast<W*>(lanes) = *reinterpret_cast<const W*>(p);
+#endif
+}
+// A store is one vector value built from the lanes' bits, written with
+// the store intrinsic: NVRTC split a plain store of a vector value (a
+// uint4, a float4 alike) back into scalar stores.
+template <typename T, int V>
+TF_FN void tf_vstore(T* p, const T (&lanes)[V]) {
+  using W = typename tf_word<V * sizeof(T)>::type;
+#ifdef TF_CUDA_EMULATION
+  memcpy(p, lanes, sizeof(W));
+#else
+  constexpr int B = V * int(sizeof(T));
+  unsigned int u[B / 4] = {};
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    unsigned long long bits = 0;
+    memcpy(&bits, &lanes[k], sizeof(T));
+    const int at = k * int(sizeof(T));
+    u[at / 4] |= static_cast<unsigned int>(bits << (8 * (at % 4)));
+    if (sizeof(T) == 8) u[at / 4 + 1] = static_cast<unsigned int>(bits >> 32);
+  }
+  if constexpr (B == 16) __stwb(reinterpret_cast<uint4*>(p), make_uint4(u[0], u[1], u[2], u[3]));
+  else __stwb(reinterpret_cast<uint2*>(p), make_uint2(u[0], u[1]));
+#endif
+}
+
 // ---- teams
 
 struct tf_team {
