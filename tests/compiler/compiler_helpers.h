@@ -21,6 +21,7 @@
 #include "core/runtime/half.h"
 #include "core/runtime/ndarray.h"
 #include "core/sema/bind.h"
+#include "core/sema/verify.h"
 
 namespace tf::comptest {
 
@@ -101,6 +102,20 @@ inline std::string compare(const NDArray& got, const NDArray& want, Tolerance to
              std::to_string(w);
   }
   return "";
+}
+
+// A sealed module of one function `f(params)` whose body is one loop with
+// these fields (its body the yields), returning the loop's value: loops
+// the DSL does not spell (an induction variable read as a value).
+inline ir::ModulePtr loop_module(std::vector<ir::VarPtr> params, ir::GridRegionExpr::Fields g) {
+  g.body = g.yield_values.size() == 1 ? g.yield_values[0] : ir::Tuple::make(g.yield_values);
+  ir::ExprPtr body = ir::GridRegionExpr::make(g);
+  ir::Function::Fields f;
+  f.name = "f";
+  f.params = std::move(params);
+  f.return_type = body->type();
+  f.body = body;
+  return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
 }
 
 // Fresh contiguous outputs of fn for these inputs, plus the bindings.

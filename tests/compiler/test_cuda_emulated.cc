@@ -401,19 +401,12 @@ ir::ModulePtr induction_value_loop() {
   g.init_args = {x, ir::Constant::make_int(0, DType::kI64)};
   auto scaled = sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kMul),
                                    {x, sema::make_op_call(std::make_shared<ops::Cast>(DType::kF32), {g.induction_var})});
-  auto next = sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kAdd), {acc, scaled});
-  g.yield_values = {next, g.induction_var};
-  g.body = ir::Tuple::make(g.yield_values);
+  g.yield_values = {sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kAdd), {acc, scaled}),
+                    g.induction_var};
   g.start = 1;
   g.extent = 7;
   g.step = 2;
-  ir::ExprPtr body = ir::GridRegionExpr::make(g);
-  ir::Function::Fields f;
-  f.name = "f";
-  f.params = {x};
-  f.return_type = body->type();
-  f.body = body;
-  return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
+  return loop_module({x}, g);
 }
 
 TEST_F(CudaDevice, LoopsRunFromTheHostWithOneCompile) {

@@ -145,19 +145,11 @@ ir::ModulePtr hand_loop(ir::ShapeDim start, ir::ShapeDim extent, ir::ShapeDim st
   g.induction_var = ir::Var::make("i", ir::TensorType::make({}, DType::kI64));
   g.carried_args = {acc};
   g.init_args = {x};
-  auto next = sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kAdd), {acc, x});
-  g.body = next;
-  g.yield_values = {next};
+  g.yield_values = {sema::make_op_call(std::make_shared<ops::Binary>(ops::BinaryKind::kAdd), {acc, x})};
   g.start = start;
   g.extent = extent;
   g.step = step;
-  ir::ExprPtr body = ir::GridRegionExpr::make(g);
-  ir::Function::Fields f;
-  f.name = "f";
-  f.params = {x};
-  f.return_type = body->type();
-  f.body = body;
-  return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
+  return loop_module({x}, g);
 }
 
 // f(x) = (a, b) after for i in range(0, 5): (a, b) = (i, a), both
@@ -173,17 +165,10 @@ ir::ModulePtr shifted_induction() {
   g.carried_args = {a, b};
   g.init_args = {x, x};
   g.yield_values = {g.induction_var, a};
-  g.body = ir::Tuple::make(g.yield_values);
   g.start = 0;
   g.extent = 5;
   g.step = 1;
-  ir::ExprPtr body = ir::GridRegionExpr::make(g);
-  ir::Function::Fields f;
-  f.name = "f";
-  f.params = {x};
-  f.return_type = body->type();
-  f.body = body;
-  return sema::seal(ir::Target::default_cpu(), {ir::Function::make(std::move(f))});
+  return loop_module({x}, g);
 }
 
 TEST(LoopValues, ACarryThatIsTheInductionVariableKeepsItsIteration) {

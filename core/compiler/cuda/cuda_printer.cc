@@ -293,7 +293,11 @@ void CudaPrinter::wide_loop(const For& f, const LanePlan& p, int depth) {
     out_ += in + lane_array(r.base, stored.back(), p.lanes);
     fixed_[r.registers.get()] = stored.back();
   }
-  for (int k = 0; k < p.lanes; ++k) print_at(Level::kThread, lane_body(f, p, k, j0), depth + 2);
+  for (int k = 0; k < p.lanes; ++k) {  // a scope each: a lane's lets have the body's names
+    out_ += in + "{\n";
+    print_at(Level::kThread, lane_body(f, p, k, j0), depth + 3);
+    out_ += in + "}\n";
+  }
   for (size_t i = 0; i < p.stores.size(); ++i)
     out_ += in + "tf_vstore(" + name(p.stores[i].base.get()) + " + " + g + ", " + stored[i] + ");\n";
   out_ += pad + "  }\n";
