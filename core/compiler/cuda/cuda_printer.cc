@@ -309,7 +309,7 @@ void CudaPrinter::wide_loop(const For& f, const LanePlan& p, int depth) {
 
 std::string CudaPrinter::call(const Call& c) {
   const std::string& n = c.name();
-  if (n == "tf_gemm" || n == "tf_gemm_widened") not_yet("Conv2D (its GEMM through cuBLAS)");
+  if (n == "tf_gemm" || n == "tf_gemm_widened") not_yet("a GEMM inside a kernel (cuBLAS runs between kernels)");
   if (n == "__builtin_prefetch") return call_spelling("tf_prefetch", c);
   if (n == "__builtin_fma") return call_spelling("fma", c);
   if (team_helpers().count(n)) {

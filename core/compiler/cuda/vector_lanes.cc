@@ -48,6 +48,11 @@ class Survey : public Visitor {
   static bool has(const std::vector<VarPtr>& rows, const Var* v) {
     return std::any_of(rows.begin(), rows.end(), [&](const VarPtr& r) { return r.get() == v; });
   }
+  // Whether a row's pointer is bound inside the body: its word could not
+  // be loaded before the lanes.
+  bool bound_inside(const VarPtr& base) const {
+    return std::find(bound_.begin(), bound_.end(), base.get()) != bound_.end();
+  }
 
  protected:
   void visit_Load(const Load& n) override {
@@ -94,6 +99,10 @@ class Survey : public Visitor {
     other = true;
     Visitor::visit_Barrier(n);
   }
+  void visit_LetStmt(const LetStmt& n) override {
+    bound_.push_back(n.var().get());
+    Visitor::visit_LetStmt(n);
+  }
 
  private:
   static void add_row(std::vector<VarPtr>* rows, const VarPtr& base) {
@@ -101,6 +110,7 @@ class Survey : public Visitor {
   }
   const Var* j_;
   int conditional_ = 0;
+  std::vector<const Var*> bound_;
 };
 
 class Lane : public Mutator {
@@ -147,6 +157,7 @@ LanePlan plan_lanes(const For& f) {
     for (const VarPtr& base : *rows) {
       if (ir::dtype_bits(base->type().dtype) < 8) return p;  // packed 4-bit elements
       if (Survey::has(s.loaded, base.get()) && Survey::has(s.stored, base.get())) return p;  // read back after its store
+      if (s.bound_inside(base)) return p;
       widest = std::max(widest, element_bytes(base));
     }
   p.lanes = kWideBytes / widest;
