@@ -158,9 +158,7 @@ class SegmentLowering {
     for (const ExprPtr& a : call.operands)
       if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
     if (target_ == Target::kCuda && l.as_gemm) return lower_as_gemm(l, call);
-    std::optional<GemmCall> gemm;
-    if (l.gemm) gemm = GemmCall{call.results.at(0), call.slots.at(0), call.slots.at(1)};
-    add_stage(l.lower(entry_vars(), call), gemm);
+    add_stage(l.lower(entry_vars(), call));
   }
 
   // The op as stages around one GEMM of scratch temporaries (a target

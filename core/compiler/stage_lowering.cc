@@ -99,6 +99,10 @@ LoweredStage reduce(const EntryVars& e, const StageCall& c) {
 LoweredStage matmul(const EntryVars& e, const StageCall& c) {
   return lower_matmul(e, c.results[0], c.slots[0], c.slots[1]);
 }
+// y = a @ b is the GEMM itself.
+GemmStages matmul_as_gemm(const EntryVars&, const StageCall& c, const std::function<size_t(ir::TensorTypePtr)>&) {
+  return GemmStages{{}, GemmCall{c.results[0], c.slots[0], c.slots[1]}, {}};
+}
 LoweredStage reshape(const EntryVars& e, const StageCall& c) { return lower_reshape(e, c.results[0], c.slots[0]); }
 LoweredStage transpose(const EntryVars& e, const StageCall& c) {
   return lower_transpose(e, c.results[0], c.slots[0], op_of<ops::Transpose>(c));
@@ -198,7 +202,7 @@ ops::OpPartTable<StageLowering>& table() {
   static ops::OpPartTable<StageLowering>* t = [] {
     auto* p = new ops::OpPartTable<StageLowering>("a stage lowering");
     p->add("Reduce", {reduce, reduce_needs});
-    p->add("MatMul", {matmul, matmul_needs, /*in_place=*/false, /*gemm=*/true});
+    p->add("MatMul", {matmul, matmul_needs, /*in_place=*/false, matmul_as_gemm});
     p->add("Reshape", {reshape, in_memory_needs});
     p->add("Transpose", {transpose, in_memory_needs});
     p->add("Slice", {slice, in_memory_needs});
@@ -217,7 +221,7 @@ ops::OpPartTable<StageLowering>& table() {
     p->add("Rank", {rank, in_memory_needs});
     p->add("ShapeExtract", {shape_extract, in_memory_needs});
     p->add("ShapeCompose", {shape_compose, shape_compose_needs});
-    p->add("Conv2D", {conv2d, conv2d_needs, /*in_place=*/false, /*gemm=*/false, conv2d_as_gemm});
+    p->add("Conv2D", {conv2d, conv2d_needs, /*in_place=*/false, conv2d_as_gemm});
     p->add("Local", {local, local_needs});
     return p;
   }();

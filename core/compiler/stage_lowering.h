@@ -48,12 +48,10 @@ struct StageLowering {
   // The stage may write its result into its first operand's buffer (an
   // insert into a dst nothing else reads: no copy of dst).
   bool in_place = false;
-  // The stage is one MatMul of its two operands into its result (GemmCall):
-  // a target with a GEMM library calls it instead.
-  bool gemm = false;
-  // For a target with a GEMM library: the op as stages around one GEMM,
-  // over scratch slots it adds to the entry with `scratch` (a temporary of
-  // that type; returns its slot). Null: `lower` serves every target.
+  // For a target with a GEMM library (CUDA: cuBLAS): the op as stages
+  // around one GEMM the target calls (MatMul: the GEMM alone), over scratch
+  // slots it adds to the entry with `scratch` (a temporary of that type;
+  // returns its slot). Null: `lower` serves every target.
   GemmStages (*as_gemm)(const EntryVars& e, const StageCall& c,
                         const std::function<size_t(ir::TensorTypePtr)>& scratch) = nullptr;
 };
