@@ -46,16 +46,33 @@ def median_ms(fn, runs):
 
 
 def rank_main(rank, rdv, quick):
+    import gc
     import torch
     import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{rdv}", rank=rank, world_size=2)
+    torch.set_num_threads(1)
+    rows = measure(quick)
+    if rank == 0:
+        print(json.dumps({"torch": torch.__version__, "rows": rows}))
+    dist.barrier()
+    # The DTensors, the mesh and their reference cycles are freed while the
+    # process group exists: a Gloo worker thread that drops a finished
+    # collective's Python-owned tensors during interpreter shutdown aborts
+    # the process ("terminate called without an active exception").
+    gc.collect()
+    dist.destroy_process_group()
+
+
+def measure(quick):
+    """Every DTensor and the mesh live in this frame only (see rank_main)."""
+    import torch
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
     from torch.distributed.tensor.debug import CommDebugMode
     import tilefoundry as tf
     from tilefoundry import distributed as tfd
 
-    dist.init_process_group("gloo", init_method=f"file://{rdv}", rank=rank, world_size=2)
-    torch.set_num_threads(1)
     dm = init_device_mesh("cpu", (2,), mesh_dim_names=("tp",))
     runs = 3 if quick else 20
     rows = {}
@@ -87,10 +104,7 @@ def rank_main(rank, rdv, quick):
         rows[label] = {"tf_ms": t_ours, "tf_trusted_ms": t_trusted, "dtensor_ms": t_dtensor, "tf_bytes": bytes_ours,
                        "tf_trusted_bytes": bytes_trusted, "min_bytes": b * d * 4,
                        "dtensor_collectives": cm.get_total_counts(), "max_diff": err}
-    if rank == 0:
-        print(json.dumps({"torch": torch.__version__, "rows": rows}))
-    dist.barrier()
-    dist.destroy_process_group()
+    return rows
 
 
 def main():
