@@ -98,6 +98,35 @@ def test_autograd_records_the_op_and_its_backward_fails_by_name(ops):
         out.sum().backward()
 
 
+def test_the_recorded_node_has_edges_to_the_inputs_that_require_grad_only(ops, module):
+    x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16)
+    y = ops["rmsnorm"](x, w)
+    assert [type(n).__name__ for n, _ in y.grad_fn.next_functions] == ["AccumulateGrad"]
+    assert y.grad_fn.next_functions[0][0].variable is x
+    # An output that cannot carry a gradient (bool) gets no history.
+    positive = tf.register(module.compile("positive", backend="evaluator"), unique_op("positive"))
+    b = positive(x)
+    assert b.dtype == torch.bool and not b.requires_grad and b.grad_fn is None
+    torch.testing.assert_close(b, x.detach() > 0, rtol=0, atol=0)
+
+
+def test_without_grad_mode_nothing_is_recorded(ops):
+    x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16, requires_grad=True)
+    with torch.no_grad():
+        y = ops["rmsnorm"](x, w)
+    assert not y.requires_grad and y.grad_fn is None
+    torch.testing.assert_close(y, rmsnorm_ref(x.detach(), w.detach()), **F32_TOL)
+
+
+def test_forward_mode_ad_through_an_op_without_derivative_is_refused(ops):
+    import torch.autograd.forward_ad as fwAD
+    w = torch.randn(16)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(torch.randn(2, 16), torch.randn(2, 16))
+        with pytest.raises(NotImplementedError, match="forward AD"):
+            ops["rmsnorm"](x, w)
+
+
 def test_no_grad_and_plain_inputs_give_plain_outputs(ops):
     x, w = torch.randn(2, 16, requires_grad=True), torch.randn(16)
     with torch.no_grad():

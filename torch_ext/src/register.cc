@@ -22,6 +22,7 @@
 
 #include "boxed_kernel.h"
 #include "kernel_schema.h"
+#include "no_derivative.h"
 
 namespace tf::torch_ext {
 namespace {
@@ -121,9 +122,14 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
   // fails and names it, instead of the graph being dropped silently (an
   // input that requires grad gave an output that did not). An op that
   // mutates an input also bumps its version counter (ADInplaceOrView).
-  auto not_differentiable = [&](const std::string& name, bool mutates) {
+  // An overload that writes no input takes no_derivative.h's kernel (fast
+  // when no input requires grad); one that does keeps torch's generic
+  // fallback, which also checks and rebases the written tensors' history.
+  auto not_differentiable = [&](const std::string& name, bool writes, bool mutates) {
     lib->impl(name.c_str(),
-              torch::dispatch(c10::DispatchKey::Autograd, torch::autograd::autogradNotImplementedFallback()));
+              torch::dispatch(c10::DispatchKey::Autograd,
+                              writes ? torch::autograd::autogradNotImplementedFallback()
+                                     : torch::CppFunction::makeFromBoxedFunction<&no_derivative>()));
     if (mutates)
       lib->impl(name.c_str(), torch::dispatch(c10::DispatchKey::ADInplaceOrView,
                                               torch::autograd::autogradNotImplementedInplaceOrViewFallback()));
@@ -131,7 +137,7 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
   // An op with in-place outputs returns none of its mutated inputs, so
   // torch's ADInplaceOrView fallback would bump no version: its CPU kernel
   // bumps them (boxed_kernel.h).
-  not_differentiable(op_name, false);
+  not_differentiable(op_name, schemas.functional_writes, false);
   if (!schemas.out.empty()) {
     const std::vector<at::Tag> tags = out_tags();
     lib->def(schemas.out.c_str(), tags);
@@ -139,7 +145,7 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
     reg.out = out.get();
     lib->impl((op_name + ".out").c_str(),
               torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(std::move(out))));
-    not_differentiable(op_name + ".out", true);
+    not_differentiable(op_name + ".out", true, true);
   }
   reg.lib = std::move(lib);
   r.ops.emplace(op_name, std::move(reg));
