@@ -84,7 +84,6 @@ tf_status derive_schemas(tf_kernel k, const std::string& op_name, KernelSchemas*
     out->functional = "tilefoundry::" + op_name + "(" + params + ") -> " + (fresh.empty() ? "()" : tuple_of(fresh));
     out->out.clear();
     out->out_names.clear();
-    out->functional_writes = true;
     return TF_OK;
   }
   out->out_names = out_names(n_out, inputs);

@@ -27,7 +27,6 @@ struct KernelSchemas {
   std::string functional;             // "tilefoundry::<op>(...) -> ..."
   std::string out;                    // "tilefoundry::<op>.out(...) -> ...", "" when none
   std::vector<std::string> out_names;  // "out" or "out0", "out1", ...
-  bool functional_writes = false;      // the functional overload writes inputs in place
 };
 
 // Fills *out. On failure returns the tf_status of the failing tf_* call (its

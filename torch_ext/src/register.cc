@@ -137,7 +137,8 @@ tf_status register_locked(tf_kernel k, const std::string& op_name, bool replace)
   // An op with in-place outputs returns none of its mutated inputs, so
   // torch's ADInplaceOrView fallback would bump no version: its CPU kernel
   // bumps them (boxed_kernel.h).
-  not_differentiable(op_name, schemas.functional_writes, false);
+  const bool functional_writes = schemas.out.empty();  // only an op writing inputs has no .out
+  not_differentiable(op_name, functional_writes, false);
   if (!schemas.out.empty()) {
     const std::vector<at::Tag> tags = out_tags();
     lib->def(schemas.out.c_str(), tags);
