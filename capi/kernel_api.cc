@@ -172,8 +172,10 @@ DLDevice call_device(const Kernel& k, const DLTensor* first) {
 
 void check_devices(const char* fn, const Kernel& k, const DLTensor* in, size_t n_in, const DLTensor* out,
                    size_t n_out, const DLDevice& device) {
-  for (size_t i = 0; i < n_in; ++i) require_device(in[i], device, k.name(), input_label(fn, k, i));
-  for (size_t i = 0; i < n_out; ++i) require_device(out[i], device, k.name(), output_label(fn, i));
+  for (size_t i = 0; i < n_in; ++i)
+    if (!on_device(in[i], device)) require_device(in[i], device, k.name(), input_label(fn, k, i));
+  for (size_t i = 0; i < n_out; ++i)
+    if (!on_device(out[i], device)) require_device(out[i], device, k.name(), output_label(fn, i));
 }
 
 // A CUDA kernel writes its outputs where they are: each must be

@@ -242,8 +242,7 @@ std::string device_string(const DLDevice& d) {
 
 void require_device(const DLTensor& t, const DLDevice& want, const std::string& kernel,
                     const TensorLabel& what) {
-  if (t.device.device_type == want.device_type && (want.device_type == kDLCPU || t.device.device_id == want.device_id))
-    return;
+  if (on_device(t, want)) return;
   const std::string runs_on = "'" + kernel + "'";
   if (want.device_type == kDLCPU)
     fail(TF_ERR_UNSUPPORTED, what.str() + ": a " + device_string(t.device) + " tensor, but " + runs_on +

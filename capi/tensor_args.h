@@ -40,6 +40,13 @@ std::string device_string(const DLDevice& d);
 // tensor for a CUDA kernel, tensors on two GPUs) TF_ERR_INVALID_ARGUMENT.
 void require_device(const DLTensor& t, const DLDevice& want, const std::string& kernel, const TensorLabel& what);
 
+// Whether t is on `want`, the test require_device makes; inline so that a
+// call whose tensors are all where they belong builds no label.
+inline bool on_device(const DLTensor& t, const DLDevice& want) {
+  return t.device.device_type == want.device_type &&
+         (want.device_type == kDLCPU || t.device.device_id == want.device_id);
+}
+
 // Validates t and returns its dtype and shape. `what` names the tensor in
 // messages. need_data: data must be non-NULL
 // when the tensor has elements. Throws ApiError / ir::Error:
