@@ -46,7 +46,10 @@ void no_derivative(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torc
   for (size_t i = start; i < stack->size(); ++i) {
     if (!(*stack)[i].isTensor()) continue;
     const at::Tensor& t = (*stack)[i].toTensor();
-    TORCH_CHECK_NOT_IMPLEMENTED(!t.defined() || !t._fw_grad(/*level=*/0).defined(),
+    // A tensor without autograd metadata (the common, plain one) has neither
+    // a gradient requirement nor a forward gradient: no calls to ask.
+    if (!t.defined() || t.unsafeGetTensorImpl()->autograd_meta() == nullptr) continue;
+    TORCH_CHECK_NOT_IMPLEMENTED(!t._fw_grad(/*level=*/0).defined(),
                                 "Trying to use forward AD with ", schema.name(), " that does not support it.");
     any_requires_grad = any_requires_grad || (grad_mode && t.requires_grad());
   }
