@@ -251,11 +251,14 @@ class SegmentLowering {
 
   // Verifies a lowered stage and records it: its precheck among the
   // entry's checks that run before any stage, the stage itself in order.
-  // Parallel loops get their serial twin below the threshold here (on the
-  // CPU: a CUDA grid has no fork to save).
+  // Parallel loops get their serial twin below the threshold here, and
+  // their copies per branch flag (unswitching; both on the CPU only: a CUDA
+  // grid has no fork to save, and a kernel's size is its own cost there).
   void add_stage(const LoweredStage& l, std::optional<GemmCall> gemm = std::nullopt) {
     const tir::StmtPtr stage =
-        tir::remove_unused_lets(target_ == Target::kCpu ? tir::split_parallel_threshold(l.stage) : l.stage);
+        tir::remove_unused_lets(target_ == Target::kCpu
+                                    ? tir::unswitch_parallel_loops(tir::split_parallel_threshold(l.stage))
+                                    : l.stage);
     out_.may_fail = out_.may_fail || l.may_fail;
     out_.slot_vars.assign(slot_vars_.begin(), slot_vars_.end());
     const std::vector<tir::VarPtr> params = out_.params();

@@ -42,6 +42,38 @@ class ThresholdSplitter final : public Mutator {
   }
 };
 
+// The boolean variables the statement's IfThenElses test, in first-use order.
+struct BranchVars final : Visitor {
+  std::vector<VarPtr> vars;
+  void visit_IfThenElse(const IfThenElse& n) override {
+    if (n.cond()->kind() == ExprKind::kVar) {
+      VarPtr v = std::static_pointer_cast<const Var>(n.cond());
+      bool seen = false;
+      for (const VarPtr& w : vars) seen = seen || w == v;
+      if (!seen) vars.push_back(v);
+    }
+    Visitor::visit_IfThenElse(n);
+  }
+};
+
+// Each IfThenElse on a variable of `values` replaced by the branch its
+// value takes (nothing where that is a missing else).
+class BranchResolver final : public Mutator {
+ public:
+  explicit BranchResolver(const std::map<const Var*, bool>& v) : values_(v) {}
+
+ protected:
+  StmtPtr mutate_IfThenElse(const IfThenElse& n, const StmtPtr& self) override {
+    auto it = values_.find(static_cast<const Var*>(n.cond().get()));
+    if (n.cond()->kind() != ExprKind::kVar || it == values_.end()) return Mutator::mutate_IfThenElse(n, self);
+    if (it->second) return mutate(n.then_case());
+    return n.else_case() ? mutate(n.else_case()) : Seq::make({});
+  }
+
+ private:
+  const std::map<const Var*, bool>& values_;
+};
+
 // The variables a statement binds or assigns anywhere inside it.
 class Binders final : public Visitor {
  public:
@@ -151,6 +183,37 @@ class InvariantHoister final : public Mutator {
     StmtPtr out = For::make(f.var(), f.min(), f.extent(), f.for_kind(), inner, f.reductions(), f.min_work());
     for (auto it = r.hoisted.rbegin(); it != r.hoisted.rend(); ++it) out = LetStmt::make(it->first, it->second, out);
     return out;
+  }
+};
+
+// Unswitches parallel loops (transform.h). At most two variables per loop:
+// four copies of its scaffolding.
+class Unswitcher final : public Mutator {
+ protected:
+  StmtPtr mutate_For(const For& n, const StmtPtr& self) override {
+    if (n.for_kind() != ForKind::kParallel) return Mutator::mutate_For(n, self);
+    Binders inside;
+    inside.visit(self);
+    BranchVars tested;
+    tested.visit(n.body());
+    std::vector<VarPtr> vars;
+    for (const VarPtr& v : tested.vars)
+      if (vars.size() < 2 && !v->is_mutable() && !inside.vars.count(v.get())) vars.push_back(v);
+    if (vars.empty()) return self;
+    std::map<const Var*, bool> values;
+    return copies(n, vars, 0, &values);
+  }
+
+ private:
+  StmtPtr copies(const For& n, const std::vector<VarPtr>& vars, size_t k, std::map<const Var*, bool>* values) {
+    if (k == vars.size())
+      return For::make(n.var(), n.min(), n.extent(), n.for_kind(), BranchResolver(*values).mutate(n.body()),
+                       n.reductions(), n.min_work());
+    (*values)[vars[k].get()] = true;
+    StmtPtr then_case = copies(n, vars, k + 1, values);
+    (*values)[vars[k].get()] = false;
+    StmtPtr else_case = copies(n, vars, k + 1, values);
+    return IfThenElse::make(vars[k], then_case, else_case);
   }
 };
 
@@ -326,5 +389,7 @@ StmtPtr specialize(const StmtPtr& s, const ExprPtr& cond, const VarMap& values) 
 }
 
 StmtPtr split_parallel_threshold(const StmtPtr& s) { return ThresholdSplitter().mutate(s); }
+
+StmtPtr unswitch_parallel_loops(const StmtPtr& s) { return Unswitcher().mutate(s); }
 
 }  // namespace tf::tir

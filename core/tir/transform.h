@@ -28,6 +28,19 @@ StmtPtr specialize(const StmtPtr& s, const ExprPtr& cond, const VarMap& values);
 // threading runtime entirely.
 StmtPtr split_parallel_threshold(const StmtPtr& s);
 
+// Loop unswitching: a parallel For whose body branches on boolean variables
+// bound outside it (a stage's unit-stride flag `fast`, its streaming flag
+// `nt`) becomes one copy of the loop per value of the first two of them,
+// each copy with those branches resolved: `if (fast) <For: the then-cases>
+// else <For: the else-cases>`. Rationale: the branches sat inside each row
+// (lowering places them at the leaf loops they choose between), and every
+// path stayed live in one outlined OpenMP body, so the C compiler kept the
+// row's pointers in stack slots; a composed RoPE (two half-row pieces,
+// four variants of each) ran 7% slower than the same loops alone. The
+// number of innermost loops does not change, only their scaffolding is
+// copied.
+StmtPtr unswitch_parallel_loops(const StmtPtr& s);
+
 // Hoists out of every vectorized For the subexpressions that do not change
 // across its iterations and cost something (they contain a pure call:
 // 1 / sqrt(var + eps) in a normalization's store loop): each becomes a

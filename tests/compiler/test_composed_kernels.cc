@@ -143,13 +143,15 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   // prelude routine over each chunk.
   const std::string rms = tir("rms_f32"), sm = tir("softmax_composed");
   EXPECT_EQ(count(rms, "// stage:"), 1) << rms;
-  // The row loop and its one-thread twin (below the size threshold).
-  EXPECT_EQ(count(rms, "(row, 0, outer) parallel {"), 1) << rms;
+  // The row loop, one copy per value of its unit-stride and streaming
+  // flags (unswitched), and its one-thread twin (below the size threshold).
+  EXPECT_EQ(count(rms, "(row, 0, outer) parallel {"), 4) << rms;
   EXPECT_EQ(count(rms, "(row, 0, outer) serial {"), 1) << rms;
-  // Per copy and per stride case (unit or general): one loop per pass.
-  // softmax has two forms of its row (below: in place in the output row,
-  // or in a scratch row streamed out), so twice as many.
-  EXPECT_EQ(count(rms, "vectorized reduce(+: acc0)"), 4) << rms;
+  // One loop per pass: in each parallel copy, and per stride case (unit or
+  // general) in the twin. softmax has two forms of its row (below: in place
+  // in the output row, or in a scratch row streamed out), chosen by a
+  // condition that is not a flag alone, and is not unswitched.
+  EXPECT_EQ(count(rms, "vectorized reduce(+: acc0)"), 6) << rms;
   EXPECT_EQ(count(sm, "vectorized reduce(max: acc0) reduce(+: nans0)"), 8) << sm;
   EXPECT_EQ(count(sm, "vectorized reduce(+: acc1)"), 0) << sm;  // the routine's sum (below)
   // softmax's exp(x - max) is computed once, a chunk at a time by the
@@ -200,7 +202,7 @@ TEST_F(ComposedKernels, OnlyAProductInTheDoubleAccumulatorFusesIntoTheSum) {
   const std::string ln = tir("row_ops_of_empty_rows"), rms = tir("rms_f32");
   EXPECT_GT(count(ln, "= __builtin_fma("), 0) << ln;
   EXPECT_EQ(count(rms, "__builtin_fma("), 0) << rms;
-  EXPECT_EQ(count(rms, "acc0 = (acc0 + f64((x0[j] * x0[j])))"), 2) << rms;
+  EXPECT_EQ(count(rms, "acc0 = (acc0 + f64((x0[j] * x0[j])))"), 3) << rms;  // unit stride: 2 copies + twin
   for (auto d : {1, 5, 300}) agree("row_ops_of_empty_rows", {{3, d}, {d}});
 }
 

@@ -206,6 +206,47 @@ TEST(Tir, ParallelThresholdBecomesABranchWithASerialCopy) {
   EXPECT_EQ(split_parallel_threshold(split).get(), split.get());
 }
 
+TEST(Tir, ParallelLoopsAreCopiedPerBranchFlagBoundOutsideThem) {
+  // for i parallel { if (fast) y[i] = 1 else y[i] = 2; if (nt) y[i] = 3;
+  //                  let b = i < 3 { if (b) y[i] = 4 }; if (third) y[i] = 5 }
+  const Type kBool = Type::scalar(DType::kBool);
+  VarPtr y = Var::make("y", Type::pointer(DType::kF32)), n = Var::make("n", kI64), i = Var::make("i", kI64);
+  VarPtr fast = Var::make("fast", kBool), nt = Var::make("nt", kBool), third = Var::make("third", kBool);
+  VarPtr b = Var::make("b", kBool);
+  auto put = [&](double v) { return Store::make(y, i, imm(DType::kF32, v)); };
+  StmtPtr body = Seq::make({IfThenElse::make(fast, put(1), put(2)), IfThenElse::make(nt, put(3)),
+                            LetStmt::make(b, lt(i, i64(3)), IfThenElse::make(b, put(4))),
+                            IfThenElse::make(third, put(5))});
+  StmtPtr loop = For::make(i, i64(0), n, ForKind::kParallel, body);
+  StmtPtr out = unswitch_parallel_loops(loop);
+  EXPECT_NO_THROW(verify(Function{"f", {y, n, fast, nt, third}, out}));
+  // Two flags at most: fast, then nt; b is bound inside, third is the third.
+  auto* on_fast = as<IfThenElse>(out);
+  ASSERT_TRUE(on_fast) << to_string(out);
+  EXPECT_EQ(on_fast->cond().get(), fast.get());
+  auto* fast_nt = as<IfThenElse>(on_fast->then_case());
+  auto* slow_nt = as<IfThenElse>(on_fast->else_case());
+  ASSERT_TRUE(fast_nt && slow_nt) << to_string(out);
+  const std::string both = to_string(fast_nt->then_case()), neither = to_string(slow_nt->else_case());
+  EXPECT_EQ(as<For>(fast_nt->then_case())->for_kind(), ForKind::kParallel);
+  EXPECT_NE(both.find("y[i] = 1.0f\n"), std::string::npos) << both;
+  EXPECT_EQ(both.find("y[i] = 2.0f"), std::string::npos) << both;
+  EXPECT_NE(both.find("y[i] = 3.0f"), std::string::npos) << both;
+  EXPECT_NE(neither.find("y[i] = 2.0f\n"), std::string::npos) << neither;
+  EXPECT_EQ(neither.find("y[i] = 1.0f"), std::string::npos) << neither;
+  EXPECT_EQ(neither.find("y[i] = 3.0f"), std::string::npos) << neither;
+  for (const std::string& copy : {both, neither}) {
+    EXPECT_NE(copy.find("if (b) {"), std::string::npos) << copy;
+    EXPECT_NE(copy.find("if (third) {"), std::string::npos) << copy;
+    EXPECT_EQ(copy.find("fast"), std::string::npos) << copy;
+  }
+  // A serial loop, or a parallel one testing only what it binds, stays.
+  StmtPtr serial = For::make(i, i64(0), n, ForKind::kSerial, body);
+  EXPECT_EQ(unswitch_parallel_loops(serial).get(), serial.get());
+  StmtPtr own = For::make(i, i64(0), n, ForKind::kParallel, LetStmt::make(b, lt(i, i64(3)), IfThenElse::make(b, put(4))));
+  EXPECT_EQ(unswitch_parallel_loops(own).get(), own.get());
+}
+
 TEST(Tir, LoopInvariantCallsAreHoistedOutOfVectorizedLoops) {
   // y[j] = x[j] * (1 / sqrt(r + eps)) * w[j]; acc += x[j] * exp(r) in another.
   VarPtr x = Var::make("x", Type::pointer(DType::kF32)), y = Var::make("y", Type::pointer(DType::kF32));
