@@ -916,7 +916,11 @@ class Stage {
       par = LetStmt::make(ntile, div(add(m, sub(tr, i64(1))), tr), par);
       par = LetStmt::make(tr, max(i64(1), min(m, div(i64(kTaskElements), inner_))), par);
     }
-    par = LetStmt::make(nb, call(kIndex, "tf_blocks", {inner_}), par);
+    // Tasks of at most kBlock along the row, so that one long row and many
+    // short rows both spread over the threads; index arithmetic rather
+    // than a call, so the CUDA host can size the grid from it (grid_size.h).
+    par = LetStmt::make(nb, select(le(inner_, i64(kBlock)), i64(1), div(add(inner_, i64(kBlock - 1)), i64(kBlock))),
+                        par);
     return wrap(what, par, f);
   }
 

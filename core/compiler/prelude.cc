@@ -404,10 +404,6 @@ static inline void tf_narrow_n(T* __restrict d, int64_t st, const float* __restr
   for (; i < n; ++i) d[i * st] = tf_narrow<T>(s[i]);
 }
 
-// Splits [0, outer * inner) into tasks of at most kBlock inner elements so
-// that one long row and many short rows both spread over the threads.
-constexpr int64_t kBlock = 16384;
-static inline int64_t tf_blocks(int64_t inner) { return inner <= kBlock ? 1 : (inner + kBlock - 1) / kBlock; }
 
 // C = A @ B for one row-major m x n output; A and B strided (elements). Uses
 // the BLAS when A and B are row- or column-major matrices, else packs them.

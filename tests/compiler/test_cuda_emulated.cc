@@ -16,6 +16,7 @@
 #include "cuda_device.h"
 #include "cuda_emulator.h"
 #include "core/compiler/cuda/cuda_codegen.h"
+#include "core/compiler/cuda/grid_size.h"
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/frontend/parser.h"
@@ -455,6 +456,51 @@ TEST_F(CudaDevice, TheInductionVariableIsAValueToo) {
   }
 }
 
+TEST_F(CudaDevice, AGridHasNoMoreBlocksThanWork) {
+  // Each launch takes min(full grid, blocks with work), the work worked
+  // out on the host from the call's shapes: a row kernel's rows; an
+  // elementwise stage's tasks (a row longer than 16384 elements is two).
+  // The emulated device's full grid is 8 blocks. (Observed through the
+  // emulated driver only.)
+  if (!compiler::cuda::driver_status().takes_source) GTEST_SKIP() << "needs the emulated driver's counters";
+  void* lib = dlopen(compiler::cuda::driver_status().library.c_str(), RTLD_NOW);
+  ASSERT_NE(lib, nullptr);
+  auto last_launch = reinterpret_cast<void (*)(int*, int*)>(dlsym(lib, "tf_emu_last_launch"));
+  ASSERT_TRUE(last_launch);
+  auto grid = [&] {
+    int g = 0, b = 0;
+    last_launch(&g, &b);
+    EXPECT_EQ(b, compiler::cuda::kBlockThreads);
+    return g;
+  };
+  std::mt19937 rng(23);
+  for (int64_t n : {1, 3, 9}) {
+    SCOPED_TRACE(n);
+    const NDArray x = random_array(DType::kF32, {n, 300}, rng), w = random_array(DType::kF32, {300}, rng);
+    agree_on_device("rmsnorm", {x, w});
+    EXPECT_EQ(grid(), std::min<int64_t>(n, 8));
+  }
+  const NDArray a = random_array(DType::kF32, {1, 20000}, rng), b = random_array(DType::kF32, {1, 20000}, rng);
+  agree_on_device("swiglu", {a, b});
+  EXPECT_EQ(grid(), 2);
+}
+
+TEST(CudaGrid, BlocksThatCannotBeWorkedOutLeaveTheFullGrid) {
+  using namespace tir;
+  const VarPtr& A = compiler::cuda::kernel_arg_words();
+  auto word = [&](int64_t i) { return load(A, i64(i)); };
+  const std::vector<int64_t> words{6, 0, INT64_MAX};
+  EXPECT_EQ(compiler::cuda::evaluate_blocks(div(word(0), i64(4)), words), 1);
+  EXPECT_EQ(compiler::cuda::evaluate_blocks(div(word(0), word(1)), words), std::nullopt);  // by zero
+  EXPECT_EQ(compiler::cuda::evaluate_blocks(word(3), words), std::nullopt);                // past the words
+  EXPECT_EQ(compiler::cuda::evaluate_blocks(mul(word(2), word(0)), words), std::nullopt);  // overflow
+  // A select evaluates only the arm it takes (a guard against an empty axis).
+  EXPECT_EQ(compiler::cuda::evaluate_blocks(select(gt(word(1), i64(0)), div(word(0), word(1)), i64(0)), words), 0);
+  // Anything but the words (memory a kernel wrote) is not worked out.
+  const VarPtr data = Var::make("d", Type::pointer(DType::kI64));
+  EXPECT_EQ(compiler::cuda::evaluate_blocks(load(data, i64(0)), words), std::nullopt);
+}
+
 TEST_F(CudaDevice, ALoopGivenItsWorkspaceAllocatesNothing) {
   // The plan's places and its segments' scratch fit workspace_bytes(): a
   // call given that much allocates nothing and leaves nothing allocated.
@@ -661,7 +707,7 @@ namespace {
 compiler::cuda::CudaProgram mirror_program(bool barrier) {
   compiler::cuda::CudaProgram p;
   p.slots = {compiler::Slot{compiler::Slot::kOutput, 0, nullptr}};
-  p.kernels = {{"tf_k0", Launch::kOneBlock, false, std::nullopt}};
+  p.kernels = {{"tf_k0", Launch::kOneBlock, false, std::nullopt, nullptr}};
   p.source = std::string(compiler::cuda::cuda_prelude_source()) +
              "struct tf_args { void* B[1]; int64_t SH[1]; int64_t ST[1]; int64_t RS[1]; int* err; int* pre; "
              "int64_t* info; };\n"

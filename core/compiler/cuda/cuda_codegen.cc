@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/compiler/codegen.h"
+#include "core/compiler/cuda/grid_size.h"
 #include "core/compiler/cuda/kernel_split.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/compiler/emit_util.h"
@@ -81,7 +82,8 @@ CudaProgram print_program(const LoweredEntry& e) {
       CudaPrinter printer;  // a printer per kernel: it names the kernel's variables
       for (const auto& [v, name] : spellings) printer.predeclare(v, name);
       const std::string body = printer.kernel(k, 1);
-      const CudaKernel kernel{"tf_k" + S(p.kernels.size()), printer.launch(), precheck, std::nullopt};
+      const CudaKernel kernel{"tf_k" + S(p.kernels.size()), printer.launch(), precheck, std::nullopt,
+                              kernel_blocks(k, printer.launch(), e)};
       o << "\n// " << (precheck ? "check" : "stage") << ", launched as " << launch_name(kernel.launch) << "\n"
         << "extern \"C\" __global__ void __launch_bounds__(" << kBlockThreads << ") " << kernel.name
         << "(const __grid_constant__ tf_args A) {\n"
@@ -94,7 +96,7 @@ CudaProgram print_program(const LoweredEntry& e) {
     if (const std::optional<GemmCall>& g = e.stage_gemms.at(i)) {
       require_gemm_dtype(e.slots.at(g->out).type->dtype());
       o << "\n// stage " << i << ": a MatMul, through cuBLAS from the host\n";
-      p.kernels.push_back(CudaKernel{"", Launch::kOneBlock, false, g});
+      p.kernels.push_back(CudaKernel{"", Launch::kOneBlock, false, g, nullptr});
       continue;
     }
     add(e.stages[i], false);

@@ -18,7 +18,8 @@
 //   };
 // Launch: kBlockThreads threads per block; the grid as kernels[i].launch
 // says (cuda_printer.h: kOneBlock needs one block, the others any count —
-// their loops stride by the grid). A MatMul stage is no kernel: the host
+// their loops stride by the grid), no more blocks than have work
+// (kernels[i].blocks, grid_size.h). A MatMul stage is no kernel: the host
 // calls cuBLAS for it between the kernels (cublas.h).
 #pragma once
 
@@ -28,6 +29,7 @@
 
 #include "core/compiler/cuda/cuda_printer.h"
 #include "core/compiler/lower_segment.h"
+#include "core/tir/expr.h"
 #include "core/ir/module.h"
 
 namespace tf::compiler::cuda {
@@ -39,6 +41,9 @@ struct CudaKernel {
   Launch launch;
   bool precheck;  // a check of parameters that runs before every stage
   std::optional<GemmCall> gemm;
+  // The blocks with work, over the call's argument words (grid_size.h);
+  // null: the full grid.
+  tir::ExprPtr blocks;
 };
 
 struct CudaProgram {

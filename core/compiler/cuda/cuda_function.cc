@@ -9,6 +9,7 @@
 #include "core/compiler/compiler.h"
 #include "core/compiler/cuda/cublas.h"
 #include "core/compiler/cuda/cuda_loop_plan.h"
+#include "core/compiler/cuda/grid_size.h"
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/compiler/cuda/workspace.h"
@@ -120,6 +121,16 @@ std::string compile_image(const CudaProgram& p, const std::string& name, int arc
   write_file_atomically(path + ".ptx", out.ptx);
   dump_text(stem + ".ptx", out.ptx);
   return out.cubin;
+}
+
+// The blocks a launch of `step` takes: one for kOneBlock; for the others
+// those with work (grid_size.h), at least one and at most the full grid.
+unsigned launch_grid(const CudaKernel& step, const std::vector<int64_t>& words, int full) {
+  if (step.launch == Launch::kOneBlock) return 1u;
+  int64_t blocks = full;
+  if (step.blocks)
+    if (const std::optional<int64_t> b = evaluate_blocks(step.blocks, words)) blocks = std::clamp<int64_t>(*b, 1, full);
+  return static_cast<unsigned>(blocks);
 }
 
 }  // namespace
@@ -353,7 +364,7 @@ void CudaFunction::run(const std::vector<runtime::NDArray>& inputs, const std::v
            ws.ptr(lay.cublas), kCublasWorkspaceBytes);
       continue;
     }
-    const unsigned grid = step.launch == Launch::kOneBlock ? 1u : static_cast<unsigned>(l.grid);
+    const unsigned grid = launch_grid(step, args, l.grid);
     check(d.launch(l.kernels[k], grid, 1, 1, kBlockThreads, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel");
   }
   if (!reports) return;

@@ -131,9 +131,6 @@ TF_FN double tf_tanh(double y) { return tanh(y); }
 template <typename C>
 TF_FN C tf_gelu_tanh(C x) { return tf_gelu_tanh_of(x, tf_tanh(tf_gelu_tanh_arg(x))); }
 
-// The CPU prelude splits a long row into tasks of this many elements.
-constexpr int64_t kBlock = 16384;
-TF_FN int64_t tf_blocks(int64_t inner) { return inner <= kBlock ? 1 : (inner + kBlock - 1) / kBlock; }
 
 // Cache hints of the CPU schedule: nothing to do on the device.
 template <typename... A>
