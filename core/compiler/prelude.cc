@@ -404,7 +404,6 @@ static inline void tf_narrow_n(T* __restrict d, int64_t st, const float* __restr
   for (; i < n; ++i) d[i * st] = tf_narrow<T>(s[i]);
 }
 
-
 // C = A @ B for one row-major m x n output; A and B strided (elements). Uses
 // the BLAS when A and B are row- or column-major matrices, else packs them.
 template <typename T>

@@ -131,7 +131,6 @@ TF_FN double tf_tanh(double y) { return tanh(y); }
 template <typename C>
 TF_FN C tf_gelu_tanh(C x) { return tf_gelu_tanh_of(x, tf_tanh(tf_gelu_tanh_arg(x))); }
 
-
 // Cache hints of the CPU schedule: nothing to do on the device.
 template <typename... A>
 TF_FN void tf_prefetch(A...) {}
