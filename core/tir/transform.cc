@@ -64,8 +64,9 @@ class BranchResolver final : public Mutator {
 
  protected:
   StmtPtr mutate_IfThenElse(const IfThenElse& n, const StmtPtr& self) override {
+    if (n.cond()->kind() != ExprKind::kVar) return Mutator::mutate_IfThenElse(n, self);
     auto it = values_.find(static_cast<const Var*>(n.cond().get()));
-    if (n.cond()->kind() != ExprKind::kVar || it == values_.end()) return Mutator::mutate_IfThenElse(n, self);
+    if (it == values_.end()) return Mutator::mutate_IfThenElse(n, self);
     if (it->second) return mutate(n.then_case());
     return n.else_case() ? mutate(n.else_case()) : Seq::make({});
   }
