@@ -31,15 +31,13 @@ std::vector<std::pair<tir::VarPtr, std::string>> kernel_spellings(const LoweredE
 }
 
 std::string args_struct(const LoweredEntry& e) {
-  size_t dims = 0;
-  for (const Slot& s : e.slots) dims += s.type->rank();
-  const auto at_least_one = [](size_t n) { return S(std::max<size_t>(n, 1)); };
+  const ArgsLayout l = args_layout(e);
   std::ostringstream o;
   o << "struct tf_args {\n"
-    << "  void* B[" << at_least_one(e.slots.size()) << "];\n"
-    << "  int64_t SH[" << at_least_one(dims) << "];\n"
-    << "  int64_t ST[" << at_least_one(dims) << "];\n"
-    << "  int64_t RS[" << at_least_one(e.run_time_scalars.size()) << "];\n"
+    << "  void* B[" << l.sh << "];\n"
+    << "  int64_t SH[" << l.st - l.sh << "];\n"
+    << "  int64_t ST[" << l.rs - l.st << "];\n"
+    << "  int64_t RS[" << l.end - l.rs << "];\n"
     << "  int* err;\n  int* pre;\n  int64_t* info;\n};\n";
   return o.str();
 }
@@ -47,15 +45,13 @@ std::string args_struct(const LoweredEntry& e) {
 // The lines every kernel starts with: the early return after a failed
 // check, and the names the printed body uses.
 std::string kernel_preamble(const LoweredEntry& e) {
+  const ArgsLayout l = args_layout(e);
   std::ostringstream o;
   o << "  int* const pre = A.pre;\n  if (*pre != 0) return;\n";
   o << "  int* const err = A.err; (void)err;\n";
-  size_t off = 0;
-  for (size_t k = 0; k < e.slots.size(); ++k) {
-    o << "  const int64_t* sh" << k << " = A.SH + " << off << "; const int64_t* st" << k << " = A.ST + " << off
-      << "; (void)sh" << k << "; (void)st" << k << ";\n";
-    off += e.slots[k].type->rank();
-  }
+  for (size_t k = 0; k < e.slots.size(); ++k)
+    o << "  const int64_t* sh" << k << " = A.SH + " << l.dims[k] << "; const int64_t* st" << k << " = A.ST + "
+      << l.dims[k] << "; (void)sh" << k << "; (void)st" << k << ";\n";
   o << "  const int64_t* RS = A.RS; (void)RS;\n";
   return o.str();
 }
@@ -106,6 +102,21 @@ CudaProgram print_program(const LoweredEntry& e) {
 }
 
 }  // namespace
+
+ArgsLayout args_layout(const LoweredEntry& e) {
+  ArgsLayout l;
+  size_t dims = 0;
+  for (const Slot& s : e.slots) {
+    l.dims.push_back(dims);
+    dims += s.type->rank();
+  }
+  const auto at_least_one = [](size_t n) { return std::max<size_t>(n, 1); };
+  l.sh = at_least_one(e.slots.size());
+  l.st = l.sh + at_least_one(dims);
+  l.rs = l.st + at_least_one(dims);
+  l.end = l.rs + at_least_one(e.run_time_scalars.size());
+  return l;
+}
 
 bool has_gemm(const CudaProgram& p) {
   return std::any_of(p.kernels.begin(), p.kernels.end(), [](const CudaKernel& k) { return k.gemm.has_value(); });

@@ -56,6 +56,15 @@ struct CudaProgram {
   std::string tir;          // the TIR the kernels were printed from
 };
 
+// Where tf_args's arrays lie, in 8-byte words from its start: B, SH, ST
+// and RS in that order, each at least one word long (a C array has an
+// element). Slot k's dims start at dims[k] within SH and within ST.
+struct ArgsLayout {
+  std::vector<size_t> dims;
+  size_t sh = 0, st = 0, rs = 0, end = 0;  // each array's first word; end: err's
+};
+ArgsLayout args_layout(const LoweredEntry& e);
+
 // Whether p has a MatMul step (cuBLAS).
 bool has_gemm(const CudaProgram& p);
 

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "core/compiler/cuda/prelude.h"
+#include "core/compiler/cuda/cuda_codegen.h"
 #include "core/compiler/cuda/kernel_split.h"
+#include "core/compiler/cuda/prelude.h"
 #include "core/tir/functor.h"
 #include "core/tir/op.h"
 #include "core/tir/transform.h"
@@ -66,22 +67,15 @@ class ToWords final : public Mutator {
   }
 };
 
-// The words of tf_args up to RS (cuda_codegen.cc's args_struct): each
-// array has at least one element.
+// The parameters' arrays at their words (cuda_codegen.h's args_layout).
 ToWords word_offsets(const LoweredEntry& e) {
+  const ArgsLayout l = args_layout(e);
   ToWords w;
-  int64_t dims = 0;
-  for (const Slot& s : e.slots) dims += static_cast<int64_t>(s.type->rank());
-  const int64_t sh = std::max<int64_t>(static_cast<int64_t>(e.slots.size()), 1);
-  const int64_t st = sh + std::max<int64_t>(dims, 1);
-  const int64_t rs = st + std::max<int64_t>(dims, 1);
-  int64_t at = 0;
   for (size_t k = 0; k < e.slots.size(); ++k) {
-    w.offsets[e.slot_vars.at(k).shape.get()] = sh + at;
-    w.offsets[e.slot_vars.at(k).strides.get()] = st + at;
-    at += static_cast<int64_t>(e.slots[k].type->rank());
+    w.offsets[e.slot_vars.at(k).shape.get()] = static_cast<int64_t>(l.sh + l.dims[k]);
+    w.offsets[e.slot_vars.at(k).strides.get()] = static_cast<int64_t>(l.st + l.dims[k]);
   }
-  w.offsets[e.scalars.get()] = rs;
+  w.offsets[e.scalars.get()] = static_cast<int64_t>(l.rs);
   return w;
 }
 
@@ -163,7 +157,7 @@ const VarPtr& kernel_arg_words() {
 }
 
 ExprPtr kernel_blocks(const StmtPtr& kernel, Launch launch, const LoweredEntry& e) {
-  if (launch == Launch::kOneBlock) return i64(1);
+  if (launch == Launch::kOneBlock) return nullptr;  // the launch alone says: one block
   VarMap lets;
   const ExprPtr blocks = blocks_in_context(kernel, launch, &lets);
   if (!blocks) return nullptr;

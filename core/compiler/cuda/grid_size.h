@@ -26,17 +26,18 @@ namespace tf::compiler::cuda {
 // busy when launched as `launch`, as an i64 expression whose only variable
 // is the argument words (kernel_arg_words): a kBlocks leaf's iterations, a
 // kThreads loop's iterations per kBlockThreads rounded up, and zero where
-// a guard around the leaf fails. Null when that number depends on anything
-// else (memory a kernel wrote, a helper over a whole tensor): the launch
-// then takes the full grid.
+// a guard around the leaf fails. Null for a kOneBlock launch (one block,
+// whatever the work) and when that number depends on anything else
+// (memory a kernel wrote, a helper over a whole tensor): such a launch of
+// the grid takes the full grid.
 tir::ExprPtr kernel_blocks(const tir::StmtPtr& kernel, Launch launch, const LoweredEntry& e);
 
 // The variable kernel_blocks's expressions read the argument words through.
 const tir::VarPtr& kernel_arg_words();
 
-// blocks's value over `words` (cuda_function.cc's pack_kernel_args: B, SH,
-// ST, RS, ...); nullopt when it cannot be computed: an index outside the
-// words, a division by zero, an overflow.
+// blocks's value over `words` (cuda_function.cc's pack_kernel_args, laid
+// out as cuda_codegen.h's args_layout); nullopt when it cannot be computed:
+// an index outside the words, a division by zero, an overflow.
 std::optional<int64_t> evaluate_blocks(const tir::ExprPtr& blocks, const std::vector<int64_t>& words);
 
 }  // namespace tf::compiler::cuda
