@@ -252,6 +252,14 @@ static inline float tf_exp_sum_n(float* __restrict v, int64_t n) {
   return sum;
 }
 
+#if defined(__AVX512F__)
+// q = a y, then q + (a - b q) y: a / b correctly rounded inside the range
+// tf_div_n tests (y = 1 / b).
+static inline __m512 tf_div16_fma(__m512 a, __m512 bv, __m512 yv) {
+  const __m512 q = _mm512_mul_ps(a, yv);
+  return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, bv, a), yv, q);
+}
+#endif
 // v[i] = v[i] / b for i < n, in place, with the bits of the quotient
 // itself: q = v y with y = 1 / b, then one FMA correction q + (v - b q) y,
 // which is the correctly rounded quotient when y is b's correctly rounded
@@ -282,10 +290,48 @@ static inline void tf_div_n(float* __restrict v, int64_t n, float b) {
       const __m512 a = _mm512_loadu_ps(v + i);
       const __m512i mag = _mm512_castps_si512(_mm512_abs_ps(a));
       const __mmask16 ok = _mm512_cmple_epu32_mask(_mm512_sub_epi32(mag, bottom), span);
-      const __m512 q = _mm512_mul_ps(a, yv);
-      __m512 r = _mm512_fmadd_ps(_mm512_fnmadd_ps(q, bv, a), yv, q);
+      __m512 r = tf_div16_fma(a, bv, yv);
       if (ok != 0xFFFF) r = _mm512_mask_div_ps(r, static_cast<__mmask16>(~ok), a, bv);
       _mm512_storeu_ps(v + i, r);
+    }
+  }
+#endif
+  for (int64_t j = i; j < n; ++j) v[j] = v[j] / b;
+}
+
+// tf_div_n where b is a sum of terms that are never negative and include
+// every v[i] (softmax's e / sum(e)): the caller guarantees that no v[i] is
+// NaN, infinite or above 2^99 |b| unless b is not a normal number (a NaN
+// or an infinity among the terms makes their sum one). Of tf_div_n's range
+// test only the bottom is left, and it is made on the least of four
+// vectors at once: a block holding a lane below max(2^-100, 2^-99 |b|) (a
+// zero, an exp that underflowed, a negative) divides. Per 16 lanes that is
+// a quarter of a min and a compare instead of an and, a subtract and a
+// compare: a composed softmax row of 4096 floats 0.80 -> 0.76 ms per 512
+// rows, against 0.72 for the built-in's multiply.
+static inline void tf_div_by_sum_n(float* __restrict v, int64_t n, float b) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  const float y = 1.0f / b;
+  if (std::isnormal(b) && std::isnormal(y)) {
+    const double mb = std::fabs(static_cast<double>(b));
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(0x1p-99 * mb > 0x1p-100 ? 0x1p-99 * mb : 0x1p-100));
+    const __m512 bv = _mm512_set1_ps(b), yv = _mm512_set1_ps(y);
+    for (; i + 64 <= n; i += 64) {
+      __m512 a[4];
+      for (int k = 0; k < 4; ++k) a[k] = _mm512_loadu_ps(v + i + 16 * k);
+      const __m512 least = _mm512_min_ps(_mm512_min_ps(a[0], a[1]), _mm512_min_ps(a[2], a[3]));
+      if (_mm512_cmp_ps_mask(least, lo, _CMP_LT_OQ))
+        for (int k = 0; k < 4; ++k) _mm512_storeu_ps(v + i + 16 * k, _mm512_div_ps(a[k], bv));
+      else
+        for (int k = 0; k < 4; ++k) _mm512_storeu_ps(v + i + 16 * k, tf_div16_fma(a[k], bv, yv));
+    }
+    for (; i + 16 <= n; i += 16) {
+      const __m512 a = _mm512_loadu_ps(v + i);
+      if (_mm512_cmp_ps_mask(a, lo, _CMP_LT_OQ))
+        _mm512_storeu_ps(v + i, _mm512_div_ps(a, bv));
+      else
+        _mm512_storeu_ps(v + i, tf_div16_fma(a, bv, yv));
     }
   }
 #endif

@@ -44,6 +44,21 @@ ExprPtr fcall(DType c, const std::string& f, ExprPtr x) { return tir::call(Type:
 ExprPtr zero(DType c) { return tir::imm(c, 0); }
 ExprPtr one(DType c) { return tir::imm(c, 1); }
 
+// exp(v) / sum(exp(v)) with keepdim (softmax's e / sum(e); exps are the
+// values a row stage caches): exps are never negative and every dividend
+// is one of the terms of its own divisor, so none lies above it, and a NaN
+// or an infinity among them is the divisor's too (tf_div_by_sum_n's
+// precondition).
+bool divides_exps_by_their_sum(const ir::Call& div) {
+  const auto* sum = dynamic_cast<const ir::Call*>(div.args()[1].get());
+  if (!sum || !sum->op() || sum->op()->name() != "Reduce" || sum->args()[0] != div.args()[0]) return false;
+  const auto& reduce = static_cast<const ops::Reduce&>(*sum->op());
+  if (reduce.kind != ops::ReduceKind::kSum || !reduce.keepdim) return false;
+  const auto* e = dynamic_cast<const ir::Call*>(div.args()[0].get());
+  return e && e->op() && e->op()->name() == "Unary" &&
+         static_cast<const ops::Unary&>(*e->op()).kind == UnaryKind::kExp;
+}
+
 DType operand_compute(const ScalarArgs& a, size_t i) {
   return compute_dtype(tensor_type(*a.call.args()[i]).dtype());
 }
@@ -60,7 +75,8 @@ ExprPtr lower_binary(const ScalarArgs& a) {
     case BinaryKind::kDiv:
       // A cached f32 row divided by a value of the whole row (softmax's
       // e / sum(e)): the prelude's exact division by a reciprocal, in place.
-      if (fl && c == DType::kF32 && a.stage && a.invariant(y) && a.in_row(x)) return a.stage("tf_div_n", x, {y});
+      if (fl && c == DType::kF32 && a.stage && a.invariant(y) && a.in_row(x))
+        return a.stage(divides_exps_by_their_sum(a.call) ? "tf_div_by_sum_n" : "tf_div_n", x, {y});
       if (fl) return tir::div(x, y);
       if (in == DType::kBool) unsupported("div of bool");
       return tir::Call::make(Type::scalar(c), "tf_floordiv", {x, y, a.err}, tir::Call::kExtern, {Type::scalar(c)});

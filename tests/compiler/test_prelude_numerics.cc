@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -69,6 +70,7 @@ class PreludeRoutines : public ::testing::Test {
   static void SetUpTestSuite() {
     const std::string source = std::string(tf::compiler::prelude_source()) +
                                "extern \"C\" void probe_div(float* v, int64_t n, float b) { tf_div_n(v, n, b); }\n"
+                               "extern \"C\" void probe_div_by_sum(float* v, int64_t n, float b) { tf_div_by_sum_n(v, n, b); }\n"
                                "extern \"C\" float probe_exp_sum(float* v, int64_t n) { return tf_exp_sum_n(v, n); }\n"
                                "extern \"C\" float probe_exp(float x) { return tf_exp(x); }\n";
     const std::string path = ::testing::TempDir() + "/tf_prelude_routines_" + std::to_string(::getpid()) + ".so";
@@ -115,6 +117,41 @@ TEST_F(PreludeRoutines, DivisionByOneValueIsTheQuotientItself) {
       if (!same_bits(v[i], a[i] / b) && wrong++ < 3)
         ADD_FAILURE() << a[i] << " / " << b << ": got " << v[i] << ", want " << a[i] / b;
     EXPECT_EQ(wrong, 0u) << "divisor " << b;
+  }
+}
+
+// The division by a sum of its own terms (none NaN or above 2^99 |b| where
+// b is normal): the quotient's bits, the dividends in pattern order (whole
+// blocks of four vectors in or below the range) and shuffled (one low lane
+// in most blocks).
+TEST_F(PreludeRoutines, DivisionByASumOfItsTermsIsTheQuotientItself) {
+  const DivN div = fn<DivN>("probe_div_by_sum");
+  ASSERT_NE(div, nullptr);
+  const float divisors[] = {1.0f,     4096.0f, 1.0001f,  3.0f,  0x1p-126f, 1e-40f, 0x1p100f, 3.4e38f,
+                            0x1p-27f, 0.0f,    INFINITY, NAN,   1e30f,     0.75f,  -2.5f};
+  std::mt19937 rng(5);
+  for (float b : divisors) {
+    std::vector<float> a;
+    const bool normal = std::isnormal(b) && std::isnormal(1.0f / b);
+    for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 211) {
+      const float x = from_bits(static_cast<uint32_t>(u));
+      if (!normal || (!std::isnan(x) && static_cast<double>(x) <= 0x1p99 * std::fabs(static_cast<double>(b))))
+        a.push_back(x);
+    }
+    for (bool shuffled : {false, true}) {
+      if (shuffled) {  // every 13th, shuffled
+        for (size_t i = 0; i * 13 < a.size(); ++i) a[i] = a[i * 13];
+        a.resize((a.size() + 12) / 13);
+        std::shuffle(a.begin(), a.end(), rng);
+      }
+      std::vector<float> v = a;
+      div(v.data(), static_cast<int64_t>(v.size()), b);
+      size_t wrong = 0;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (!same_bits(v[i], a[i] / b) && wrong++ < 3)
+          ADD_FAILURE() << a[i] << " / " << b << ": got " << v[i] << ", want " << a[i] / b;
+      EXPECT_EQ(wrong, 0u) << "divisor " << b << (shuffled ? ", shuffled" : "");
+    }
   }
 }
 

@@ -41,7 +41,7 @@ bool scratch_not_needed(const Allocate& a) {
 
 // The prelude's helpers over many elements (prelude.cc): a tf_team first.
 const std::set<std::string>& team_helpers() {
-  static const std::set<std::string> s{"tf_stream",      "tf_exp_n",   "tf_exp_sum_n", "tf_div_n",
+  static const std::set<std::string> s{"tf_stream",      "tf_exp_n",   "tf_exp_sum_n", "tf_div_n", "tf_div_by_sum_n",
                                        "tf_gelu_tanh_n", "tf_rf16_n",  "tf_widen_n",   "tf_narrow_n",
                                        "tf_copy_nd",     "tf_arange",  "tf_topk_row"};
   return s;

@@ -269,11 +269,13 @@ TF_FN float tf_exp_sum_n(const tf_team& t, float* v, int64_t n) {
   }
   return tf_team_sum(t, s);  // a block reduction begins with a barrier
 }
-// Exact division (the CPU's tf_div_n is bit for bit v / b too).
+// Exact division (the CPU's tf_div_n and tf_div_by_sum_n are bit for bit
+// v / b too).
 TF_FN void tf_div_n(const tf_team& t, float* v, int64_t n, float b) {
   for (int64_t i = t.first; i < n; i += t.stride) v[i] = v[i] / b;
   tf_team_sync(t);
 }
+TF_FN void tf_div_by_sum_n(const tf_team& t, float* v, int64_t n, float b) { tf_div_n(t, v, n, b); }
 TF_FN void tf_gelu_tanh_n(const tf_team& t, float* v, int64_t n) {
   for (int64_t i = t.first; i < n; i += t.stride) v[i] = tf_gelu_tanh<float>(v[i]);
   tf_team_sync(t);
