@@ -174,6 +174,12 @@ TEST_F(ComposedKernels, TheRowStageRunsOnePassPerLevelOfReductions) {
   EXPECT_EQ(count(sm, "var acc1: f64"), 8) << sm;
   EXPECT_EQ(count(sm, "acc1 = (acc1 + f64(tf_exp_sum_n(&y[c0], "), 4) << sm;
   EXPECT_EQ(count(sm, "tf_exp_n("), 0) << sm;
+  // The sum pass (the last before the store) prefetches the next row into
+  // L2, not L1: the row, the next one and the store pass's other rows do
+  // not all fit in L1.
+  EXPECT_EQ(count(sm, "@__builtin_prefetch(&x0[(bs0_0 + (c0 + (p * 16)))], i32(0), i32(2))"), 4) << sm;
+  EXPECT_EQ(count(sm, "@__builtin_prefetch(&x0[(bs0_0 + (c0 + (p_1 * 16)))], i32(0), i32(2))"), 4) << sm;
+  EXPECT_EQ(count(sm, "@__builtin_prefetch("), 8) << sm;
   EXPECT_EQ(count(sm, "tf_exp("), 0) << sm;
   // The built-in's float sum is the routine's own.
   const std::string builtin = tir("softmax_builtin");
