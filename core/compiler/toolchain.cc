@@ -148,6 +148,19 @@ std::string run_compiler(const std::string& cc, const std::string& flags, const 
 
 std::string header_name(const std::string& header) { return "pch-" + cache_key(header) + ".h"; }
 
+// `path` made absolute ("" when it does not exist). A relative path would
+// not do in the #include that names the precompiled header: GCC resolves a
+// quoted include against the including file's directory (the kernel
+// cache), not the process's, so every compile failed and every kernel ran
+// on the evaluator (a library opened as build/lib/libtilefoundry.so).
+std::string absolute(const std::string& path) {
+  char* real = path.empty() ? nullptr : realpath(path.c_str(), nullptr);
+  if (!real) return "";
+  std::string out = real;
+  std::free(real);
+  return out;
+}
+
 // The directory of the shared object (or executable) this code is linked
 // into: libtilefoundry.so's, where the build puts the precompiled prelude.
 std::string own_directory() {
@@ -162,9 +175,11 @@ std::string own_directory() {
 // write_precompiled_header) or in TF_PCH_DIR, or "" when there is none for
 // this header and toolchain: the caller compiles the text.
 std::string installed_header(const std::string& header) {
-  static const std::string beside = own_directory() + "/" + kPrecompiledDir;
-  const std::string path = env_or("TF_PCH_DIR", beside) + "/" + header_name(header);
-  if (path.find_first_of("\"\\\n") != std::string::npos) return "";  // not spellable in #include
+  static const std::string beside = absolute(own_directory() + "/" + kPrecompiledDir);
+  const char* env = std::getenv("TF_PCH_DIR");
+  const std::string dir = env && *env ? absolute(env) : beside;
+  const std::string path = dir + "/" + header_name(header);
+  if (dir.empty() || path.find_first_of("\"\\\n") != std::string::npos) return "";  // not spellable in #include
   return exists(path) && exists(path + ".gch") ? path : "";
 }
 

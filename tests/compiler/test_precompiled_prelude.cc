@@ -82,6 +82,30 @@ TEST_F(PrecompiledPrelude, ACompileReadsThePrecompiledFormOfItsPrelude) {
   EXPECT_EQ(compile_and_run(0.75f), from_text);
 }
 
+// A directory named relative to the process's (TF_PCH_DIR here; the
+// library's own when it was opened by a relative name) is used as well: the
+// #include names the header by its absolute path, since the compiler
+// resolves a quoted include against the kernel source's directory.
+TEST_F(PrecompiledPrelude, ADirectoryNamedRelativeToTheProcessIsUsed) {
+  const float from_text = compile_and_run(0.5f);
+  tc::write_precompiled_header(tc::prelude_source(), dir_);
+  overwrite(file(".h"), "#error the text was compiled, not the precompiled header\n");
+  char* before = getcwd(nullptr, 0);
+  ASSERT_NE(before, nullptr);
+  // The kernel's source is written elsewhere (the temporary directory).
+  ASSERT_EQ(chdir(dir_.c_str()), 0);
+  setenv("TF_PCH_DIR", ".", 1);
+  float got = 0.0f;
+  try {
+    got = compile_and_run(0.5f);
+  } catch (const tf::ir::Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  EXPECT_EQ(chdir(before), 0);
+  std::free(before);
+  EXPECT_EQ(got, from_text);
+}
+
 // A precompiled form the compiler cannot use (here: not one at all) leaves
 // it to the header's text, which is the prelude.
 TEST_F(PrecompiledPrelude, AnUnusablePrecompiledFormFallsBackToTheText) {

@@ -2,6 +2,7 @@
 checks its ABI, never imports torch, runs kernels on numpy arrays and other
 __dlpack__ objects, and says where its C/C++ parts are installed."""
 import ctypes
+import os
 import re
 import shutil
 import subprocess
@@ -38,6 +39,28 @@ def test_package_version_follows_the_abi():
     # The wheel's version comes from CMakeLists.txt's project(); its major.minor is the ABI's.
     version = re.search(r"project\(TileFoundry VERSION (\d+)\.(\d+)\.\d+", (REPO / "CMakeLists.txt").read_text())
     assert (int(version.group(1)), int(version.group(2))) == header_version()
+
+
+def test_a_library_directory_relative_to_the_process_still_compiles_natively(tmp_path):
+    """TILEFOUNDRY_LIB_DIR=build/lib from the repository: the library is opened
+    by a relative name, and the precompiled prelude beside it must still be
+    found by the compiler, which works from the kernel cache's directory (it
+    was not: every compile failed and every kernel ran on the evaluator)."""
+    from conftest import lib_dir, require_build_tree, require_native_compiler
+    require_build_tree()
+    require_native_compiler()
+    env = subprocess_env()
+    env["TILEFOUNDRY_LIB_DIR"] = os.path.relpath(lib_dir(), tmp_path)
+    env["TF_CACHE_DIR"] = str(tmp_path / "cache")
+    env.pop("TF_PCH_DIR", None)
+    assert (lib_dir() / "tilefoundry-pch").is_dir(), "the build puts the precompiled prelude beside the library"
+    r = run_python(f"""
+        import tilefoundry as tf
+        k = tf.load({str(KERNELS)!r}).compile("rmsnorm")
+        print(k.backend)
+        """, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() == "native", r.stdout + r.stderr
 
 
 def test_import_and_numpy_kernels_never_import_torch(tmp_path):
