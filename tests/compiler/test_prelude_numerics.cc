@@ -96,6 +96,18 @@ float from_bits(uint32_t u) {
 }
 bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0; }
 
+// How many of a[i] / b div(a, n, b) does not give the bits of (the first
+// three are reported).
+size_t wrong_quotients(DivN div, const std::vector<float>& a, float b) {
+  std::vector<float> v = a;
+  div(v.data(), static_cast<int64_t>(v.size()), b);
+  size_t wrong = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same_bits(v[i], a[i] / b) && wrong++ < 3)
+      ADD_FAILURE() << a[i] << " / " << b << ": got " << v[i] << ", want " << a[i] / b;
+  return wrong;
+}
+
 // Every 211th f32 bit pattern (all exponents, both signs, subnormals, infs,
 // NaNs) divided by divisors of every kind: the quotient's bits exactly.
 TEST_F(PreludeRoutines, DivisionByOneValueIsTheQuotientItself) {
@@ -109,15 +121,7 @@ TEST_F(PreludeRoutines, DivisionByOneValueIsTheQuotientItself) {
                             1e-40f,  0x1p127f, 3.4e38f,  0.0f,    -0.0f,  INFINITY, -INFINITY, NAN, 1234.567f,
                             // the range test's bounds clamped at 2^-100 and at the largest float
                             0x1p100f, -0x1.8p-100f, 3e-30f, 0x1p-27f};
-  for (float b : divisors) {
-    std::vector<float> v = a;
-    div(v.data(), static_cast<int64_t>(v.size()), b);
-    size_t wrong = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (!same_bits(v[i], a[i] / b) && wrong++ < 3)
-        ADD_FAILURE() << a[i] << " / " << b << ": got " << v[i] << ", want " << a[i] / b;
-    EXPECT_EQ(wrong, 0u) << "divisor " << b;
-  }
+  for (float b : divisors) EXPECT_EQ(wrong_quotients(div, a, b), 0u) << "divisor " << b;
 }
 
 // The division by a sum of its own terms (none NaN or above 2^99 |b| where
@@ -144,13 +148,7 @@ TEST_F(PreludeRoutines, DivisionByASumOfItsTermsIsTheQuotientItself) {
         a.resize((a.size() + 12) / 13);
         std::shuffle(a.begin(), a.end(), rng);
       }
-      std::vector<float> v = a;
-      div(v.data(), static_cast<int64_t>(v.size()), b);
-      size_t wrong = 0;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!same_bits(v[i], a[i] / b) && wrong++ < 3)
-          ADD_FAILURE() << a[i] << " / " << b << ": got " << v[i] << ", want " << a[i] / b;
-      EXPECT_EQ(wrong, 0u) << "divisor " << b << (shuffled ? ", shuffled" : "");
+      EXPECT_EQ(wrong_quotients(div, a, b), 0u) << "divisor " << b << (shuffled ? ", shuffled" : "");
     }
   }
 }
