@@ -260,6 +260,12 @@ static inline __m512 tf_div16_fma(__m512 a, __m512 bv, __m512 yv) {
   return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, bv, a), yv, q);
 }
 #endif
+// The bottom of that range for a normal b: max(2^-100, 2^-99 |b|), a power
+// of two times b, exact in double and, at 2^-100 or above, in float.
+static inline float tf_div_bottom(float b) {
+  const double low = 0x1p-99 * std::fabs(static_cast<double>(b));
+  return static_cast<float>(low > 0x1p-100 ? low : 0x1p-100);
+}
 // v[i] = v[i] / b for i < n, in place, with the bits of the quotient
 // itself: q = v y with y = 1 / b, then one FMA correction q + (v - b q) y,
 // which is the correctly rounded quotient when y is b's correctly rounded
@@ -281,7 +287,7 @@ static inline void tf_div_n(float* __restrict v, int64_t n, float b) {
     // [2^-100, the largest float], in float.
     const double mb = std::fabs(static_cast<double>(b));
     const double top = std::numeric_limits<float>::max();
-    const float lo = static_cast<float>(0x1p-99 * mb > 0x1p-100 ? 0x1p-99 * mb : 0x1p-100);
+    const float lo = tf_div_bottom(b);
     const float hi = static_cast<float>(0x1p99 * mb < top ? 0x1p99 * mb : top);
     const __m512 bv = _mm512_set1_ps(b), yv = _mm512_set1_ps(y);
     const __m512i bottom = _mm512_set1_epi32(static_cast<int>(tf_fbits(lo)));
@@ -314,8 +320,7 @@ static inline void tf_div_by_sum_n(float* __restrict v, int64_t n, float b) {
 #if defined(__AVX512F__)
   const float y = 1.0f / b;
   if (std::isnormal(b) && std::isnormal(y)) {
-    const double mb = std::fabs(static_cast<double>(b));
-    const __m512 lo = _mm512_set1_ps(static_cast<float>(0x1p-99 * mb > 0x1p-100 ? 0x1p-99 * mb : 0x1p-100));
+    const __m512 lo = _mm512_set1_ps(tf_div_bottom(b));
     const __m512 bv = _mm512_set1_ps(b), yv = _mm512_set1_ps(y);
     for (; i + 64 <= n; i += 64) {
       __m512 a[4];

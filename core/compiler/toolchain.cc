@@ -176,8 +176,8 @@ std::string own_directory() {
 // this header and toolchain: the caller compiles the text.
 std::string installed_header(const std::string& header) {
   static const std::string beside = absolute(own_directory() + "/" + kPrecompiledDir);
-  const char* env = std::getenv("TF_PCH_DIR");
-  const std::string dir = env && *env ? absolute(env) : beside;
+  const std::string env = env_or("TF_PCH_DIR", "");
+  const std::string dir = env.empty() ? beside : absolute(env);
   const std::string path = dir + "/" + header_name(header);
   if (dir.empty() || path.find_first_of("\"\\\n") != std::string::npos) return "";  // not spellable in #include
   return exists(path) && exists(path + ".gch") ? path : "";
