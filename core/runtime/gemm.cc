@@ -13,6 +13,13 @@
 // a clang build does not always have.
 extern "C" int omp_get_max_threads();
 extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_thread_num();
+extern "C" int omp_get_num_threads();
+// libgomp's entry for a parallel region (what `#pragma omp parallel` compiles
+// to under GCC): fn(data) on each of num_threads team threads, the caller one
+// of them. Called directly so that core needs no -fopenmp, whose clang form
+// would want LLVM's runtime instead of the libgomp oneDNN uses.
+extern "C" void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 
 namespace tf::runtime {
 
@@ -122,46 +129,103 @@ void small_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, c
 // once. The tiles above walk B a column strip at a time down all k rows: 4096
 // rows of 128 bytes, each on another page, which the prefetcher and the TLB
 // serve badly (8 x 4096 x 4096 ran at half the bandwidth bound). Here B is
-// read kStreamRows rows at a time, each row front to back (a few sequential
+// read a block of rows at a time, each row front to back (a few sequential
 // streams), and the R x W tile of C it updates goes through registers from
 // L1/L2 between blocks (tile_rows over p0..p1). Each element of C is still
 // one FMA chain in k order, so results equal the tiles' bit for bit.
-constexpr int64_t kStreamRows = 32;
+//
+// A block is about kStreamBlockBytes of one thread's columns, between
+// kStreamMinRows and kStreamMaxRows rows: measured at K = N = 4096, 16 rows
+// on one thread ran M = 8 and M = 16 in 0.79x and 0.82x the time of 32 rows,
+// 32 rows of half the columns on each of two threads were as fast as 16
+// (within 6%), and 64 rows ran 1.2-1.4x slower than 32 (more concurrent
+// streams than the prefetcher follows).
+constexpr int64_t kStreamBlockBytes = int64_t{256} << 10;
+constexpr int64_t kStreamMinRows = 8;
+constexpr int64_t kStreamMaxRows = 32;
+// Rows of C per pass over a block of B: 16 accumulator registers hold an
+// 8 x 32 tile. More rows would narrow the strip to 16 columns, one load of B
+// per 16 broadcasts of A (M = 16 in one pass ran no faster than oneDNN); a
+// second pass rereads the block from L2.
+constexpr int64_t kStreamPassRows = 8;
+// Columns of C per strip for the widest pass, and the fewest strips worth a
+// thread of their own.
+constexpr int64_t kStreamStrip = 32;
+constexpr int64_t kStreamStripsPerThread = 8;
 
-// All of C for m = R rows: 16 accumulator registers per strip (W = 256 / R
-// floats, at least 16), the columns past the last full strip one at a time.
+// Columns [j0, j1) of R rows of C over rows [p0, p1) of B: strips of
+// W = 256 / R floats (at least 16), then the remaining columns one at a time.
 template <int R>
-[[gnu::always_inline]] inline void stream_rows(int64_t n, int64_t k, const float* a, int64_t lda,
-                                               const float* b, int64_t ldb, float* c, int64_t ldc) {
+[[gnu::always_inline]] inline void stream_pass(int64_t p0, int64_t p1, int64_t j0, int64_t j1, const float* a,
+                                               int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   constexpr int W = 256 / R >= 16 ? 256 / R : 16;
-  for (int64_t p0 = 0; p0 < k; p0 += kStreamRows) {
-    const int64_t p1 = std::min(k, p0 + kStreamRows);
-    int64_t j = 0;
-    for (; n - j >= W; j += W) tile_rows<R, W>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
-    for (; j < n; ++j) tile_rows<R, 1>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+  int64_t j = j0;
+  for (; j1 - j >= W; j += W) tile_rows<R, W>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+  for (; j < j1; ++j) tile_rows<R, 1>(p0, p1, a, lda, b + j, ldb, c + j, ldc);
+}
+
+// Columns [j0, j1) of all m rows of C: B block by block, each block once per
+// pass of up to kStreamPassRows rows.
+TF_GEMM_CLONES
+void stream_columns(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t lda, const float* b,
+                    int64_t ldb, float* c, int64_t ldc) {
+  const int64_t row_bytes = std::max<int64_t>(1, (j1 - j0) * int64_t{sizeof(float)});
+  const int64_t block = std::clamp(kStreamBlockBytes / row_bytes, kStreamMinRows, kStreamMaxRows);
+  for (int64_t p0 = 0; p0 < k; p0 += block) {
+    const int64_t p1 = std::min(k, p0 + block);
+    for (int64_t i = 0; i < m; i += kStreamPassRows) {
+      const float* ai = a + i * lda;
+      float* ci = c + i * ldc;
+      switch (std::min(kStreamPassRows, m - i)) {
+#define TF_STREAM_CASE(R) \
+  case R: stream_pass<R>(p0, p1, j0, j1, ai, lda, b, ldb, ci, ldc); break;
+        TF_STREAM_CASE(1) TF_STREAM_CASE(2) TF_STREAM_CASE(3) TF_STREAM_CASE(4)
+        TF_STREAM_CASE(5) TF_STREAM_CASE(6) TF_STREAM_CASE(7) TF_STREAM_CASE(8)
+#undef TF_STREAM_CASE
+      }
+    }
   }
 }
 
-TF_GEMM_CLONES
+struct StreamProduct {
+  int64_t m, n, k;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  int64_t ldb;
+  float* c;
+  int64_t ldc;
+};
+
+// One thread's share of a team: a contiguous range of whole strips, so each
+// thread streams its own columns of every row of B.
+void stream_share(void* data) {
+  const auto& p = *static_cast<const StreamProduct*>(data);
+  const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+  const int64_t strips = (p.n + kStreamStrip - 1) / kStreamStrip;
+  const int64_t s0 = strips * t / team, s1 = strips * (t + 1) / team;
+  stream_columns(p.m, s0 * kStreamStrip, std::min(p.n, s1 * kStreamStrip), p.k, p.a, p.lda, p.b, p.ldb, p.c,
+                 p.ldc);
+}
+
+// The columns are split across the host's threads (GNU OpenMP's team, which
+// oneDNN and compiled kernels use too). A split never changes a result: each
+// element is the same chain whichever thread computes it.
 void stream_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                   float* c, int64_t ldc) {
-  switch (m) {
-#define TF_STREAM_CASE(R) \
-  case R: return stream_rows<R>(n, k, a, lda, b, ldb, c, ldc);
-    TF_STREAM_CASE(1) TF_STREAM_CASE(2) TF_STREAM_CASE(3) TF_STREAM_CASE(4)
-    TF_STREAM_CASE(5) TF_STREAM_CASE(6) TF_STREAM_CASE(7) TF_STREAM_CASE(8)
-    TF_STREAM_CASE(9) TF_STREAM_CASE(10) TF_STREAM_CASE(11) TF_STREAM_CASE(12)
-    TF_STREAM_CASE(13) TF_STREAM_CASE(14) TF_STREAM_CASE(15) TF_STREAM_CASE(16)
-#undef TF_STREAM_CASE
-  }
+  StreamProduct p{m, n, k, a, lda, b, ldb, c, ldc};
+  const int64_t threads = num_threads() > 0 ? num_threads() : omp_get_max_threads();
+  const int64_t strips = (n + kStreamStrip - 1) / kStreamStrip;
+  const int64_t team = std::min(threads, std::max<int64_t>(1, strips / kStreamStripsPerThread));
+  if (team <= 1) return stream_columns(m, 0, n, k, a, lda, b, ldb, c, ldc);
+  GOMP_parallel(&stream_share, &p, static_cast<unsigned>(team), 0);
 }
 
-// The streaming loop serves one thread; with more, oneDNN splits the columns
-// across the team (measured at 2 threads: 8 x 4096 x 4096 114 GFLOP/s
-// against torch.mm's 85).
+// Decode shapes: a few rows of A, B not transposed and wide enough for whole
+// strips. Measured against oneDNN (bench/gemm_libs.cc): faster at every M up
+// to 16, on one thread and on two.
 bool stream_gemm_fits(int ta, int tb, int64_t m, int64_t n) {
-  const int threads = num_threads() > 0 ? num_threads() : omp_get_max_threads();
-  return !ta && !tb && m <= kStreamGemmMaxRows && n >= 256 && threads == 1;
+  return !ta && !tb && m <= kStreamGemmMaxRows && n >= 256;
 }
 
 // beta = 0 semantics for k == 0: C is all zeros (C may hold garbage, even

@@ -13,11 +13,11 @@
 //    threads: up to 64^3 it matches or beats oneDNN on one core (tiny
 //    products 2-4x, where oneDNN's ~1 us per call dominates); past it oneDNN
 //    is as fast on one thread and uses the others.
-//  * f32 on one thread with m <= kStreamGemmMaxRows (decode shapes): a loop
-//    that streams B a few rows at a time, front to back, with C's rows in
-//    registers per strip: the product is bound by reading B once, which the
-//    column-strip tiles above (one page per row of B) and oneDNN's packing
-//    do not reach on one core.
+//  * f32 with m <= kStreamGemmMaxRows (decode shapes): a loop that streams B
+//    a few rows at a time, front to back, with C's rows in registers per
+//    strip, the columns split across the host's threads: the product is
+//    bound by reading B once, which the column-strip tiles above (one page
+//    per row of B) and oneDNN's packing do not reach.
 //  * every other f32 product: oneDNN's sgemm (AVX-512 kernels chosen from
 //    CPUID; threads from GNU OpenMP, bounded by runtime/threads.h). On this
 //    machine Debian's OpenBLAS 0.3.21 does not know the CPU model and runs
@@ -36,7 +36,7 @@ namespace tf::runtime {
 
 constexpr int64_t kSmallGemmB = int64_t{1} << 17;     // k * n floats: 512 KiB of B
 constexpr int64_t kSmallGemmMacs = int64_t{1} << 18;  // m * n * k: 64^3
-constexpr int64_t kStreamGemmMaxRows = 8;              // decode shapes: m <= this, one thread
+constexpr int64_t kStreamGemmMaxRows = 16;             // decode shapes: m <= this
 
 // ta / tb: 1 when A (m x k) / B (k x n) is given transposed (column-major).
 void sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,

@@ -94,31 +94,36 @@ TEST(Gemm, SmallLoopEveryRowAndColumnRemainder) {
       for (int64_t k : {1, 37}) check<float>({0, 0, m, n, k});
 }
 
-// The one-thread streaming loop of decode shapes (m <= kStreamGemmMaxRows,
-// n >= 256): every row count, strips with and without a column remainder,
-// k below, at and past its block of B rows. Each element of C is one FMA
-// chain in k order, so it equals that chain bit for bit (the check above
-// only bounds the error).
-TEST(Gemm, StreamingLoopOnOneThreadIsTheFmaChainInKOrder) {
-  set_num_threads(1);
-  for (int64_t m = 1; m <= kStreamGemmMaxRows; ++m)
-    for (int64_t n : {256, 300, 513})
-      for (int64_t k : {1, 31, 32, 33, 100}) {
-        const Case c{0, 0, m, n, k};
-        check<float>(c);
-        std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
-        std::uniform_real_distribution<float> dist(-1, 1);
-        std::vector<float> a(m * k), b(k * n), out(m * n);
-        for (auto& v : a) v = dist(rng);
-        for (auto& v : b) v = dist(rng);
-        sgemm(0, 0, m, n, k, a.data(), k, b.data(), n, out.data(), n);
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            float want = 0.0f;
-            for (int64_t p = 0; p < k; ++p) want = std::fmaf(a[i * k + p], b[p * n + j], want);
-            ASSERT_EQ(out[i * n + j], want) << name(c) << " at " << i << "," << j;
-          }
-      }
+// The streaming loop of decode shapes (m <= kStreamGemmMaxRows, n >= 256):
+// every row count (one pass of rows and two), strips with and without a
+// column remainder, k below, at and past a block of B rows (32 rows for the
+// narrow shapes, 16 at n = 4096 on one thread), on one thread and on a team
+// that splits the columns (n = 1100: two shares of whole strips and a
+// ragged end). Each element of C is one FMA chain in k order
+// whichever thread computes it, so it equals that chain bit for bit (the
+// check above only bounds the error).
+TEST(Gemm, StreamingLoopIsTheFmaChainInKOrderOnAnyTeam) {
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t m = 1; m <= kStreamGemmMaxRows; ++m)
+      for (int64_t n : {256, 300, 513, 1100, 4096})
+        for (int64_t k : {1, 15, 16, 17, 31, 32, 33, 100}) {
+          const Case c{0, 0, m, n, k};
+          check<float>(c);
+          std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
+          std::uniform_real_distribution<float> dist(-1, 1);
+          std::vector<float> a(m * k), b(k * n), out(m * n);
+          for (auto& v : a) v = dist(rng);
+          for (auto& v : b) v = dist(rng);
+          sgemm(0, 0, m, n, k, a.data(), k, b.data(), n, out.data(), n);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float want = 0.0f;
+              for (int64_t p = 0; p < k; ++p) want = std::fmaf(a[i * k + p], b[p * n + j], want);
+              ASSERT_EQ(out[i * n + j], want) << name(c) << " on " << threads << " threads at " << i << "," << j;
+            }
+        }
+  }
   set_num_threads(0);
 }
 
@@ -129,7 +134,7 @@ TEST(Gemm, DgemmMatchesReference) {
 // The host's thread setting bounds oneDNN's team for the call (as it bounds
 // compiled kernels'), and the caller's OpenMP setting is restored after.
 TEST(Gemm, HostThreadSettingBoundsTheLibraryAndIsUndone) {
-  const int64_t m = 4, n = 300, k = 700;  // k * n over the small loop's bound
+  const int64_t m = kStreamGemmMaxRows + 4, n = 300, k = 700;  // past the small and the streaming loops
   std::vector<float> a(m * k), b(k * n), one(m * n), bounded(m * n);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1, 1);
