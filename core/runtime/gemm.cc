@@ -98,16 +98,26 @@ template <int R>
   }
 }
 
-// Not under ThreadSanitizer: the clones' ifunc resolver is instrumented, and
-// the dynamic loader runs it before the TSan runtime exists (a segfault
-// before main in every TSan test binary).
+// Under ThreadSanitizer:
+//  * no clones: their ifunc resolver is instrumented, and the dynamic loader
+//    runs it before the TSan runtime exists (a segfault before main in every
+//    TSan test binary);
+//  * the streaming loop stays on the calling thread: libgomp is not
+//    instrumented, so TSan cannot see the barrier after which the caller
+//    reads what the team wrote, and would report it as a race.
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define TF_GEMM_NO_CLONES
+#define TF_GEMM_UNDER_TSAN
 #endif
 #endif
 #if defined(__SANITIZE_THREAD__)
+#define TF_GEMM_UNDER_TSAN
+#endif
+#if defined(TF_GEMM_UNDER_TSAN)
 #define TF_GEMM_NO_CLONES
+constexpr bool kSerialStreaming = true;
+#else
+constexpr bool kSerialStreaming = false;
 #endif
 #if defined(__x86_64__) && !defined(TF_GEMM_NO_CLONES)
 #define TF_GEMM_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
@@ -217,13 +227,14 @@ void stream_sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
   const int64_t threads = num_threads() > 0 ? num_threads() : omp_get_max_threads();
   const int64_t strips = (n + kStreamStrip - 1) / kStreamStrip;
   const int64_t team = std::min(threads, std::max<int64_t>(1, strips / kStreamStripsPerThread));
-  if (team <= 1) return stream_columns(m, 0, n, k, a, lda, b, ldb, c, ldc);
+  if (team <= 1 || kSerialStreaming) return stream_columns(m, 0, n, k, a, lda, b, ldb, c, ldc);
   GOMP_parallel(&stream_share, &p, static_cast<unsigned>(team), 0);
 }
 
 // Decode shapes: a few rows of A, B not transposed and wide enough for whole
-// strips. Measured against oneDNN (bench/gemm_libs.cc): faster at every M up
-// to 16, on one thread and on two.
+// strips. Against oneDNN's sgemm at K = N = 4096 (docs/decisions.md): as
+// fast at M = 1, 0.6-0.8x its time from M = 2 up on two threads, 0.5-0.6x
+// at M = 12-16 on one.
 bool stream_gemm_fits(int ta, int tb, int64_t m, int64_t n) {
   return !ta && !tb && m <= kStreamGemmMaxRows && n >= 256;
 }
