@@ -32,6 +32,5 @@ bool is_float(DType d) { return row(d).category == 'f'; }
 bool is_int(DType d) { return row(d).category == 'i' || row(d).category == 'u'; }
 bool is_unsigned(DType d) { return row(d).category == 'u'; }
 bool is_bool(DType d) { return row(d).category == 'b'; }
-int dtype_bytes(DType d) { return row(d).bits < 8 ? 1 : row(d).bits / 8; }
 
 }  // namespace tf::ir

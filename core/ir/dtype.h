@@ -40,6 +40,14 @@ bool is_int(DType d);       // integer dtypes, signed or unsigned
 bool is_unsigned(DType d);  // the unsigned integer dtypes (u8)
 bool is_bool(DType d);
 // Storage size of one element in bytes (f4e2m1 is stored one per byte).
-int dtype_bytes(DType d);
+// Inline: every tensor a kernel call checks asks it, several times.
+inline int dtype_bytes(DType d) {
+  constexpr uint8_t kBytes[] = {
+#define TF_X(e, name, bits, cat) (bits) < 8 ? 1 : (bits) / 8,
+      TF_DTYPE_LIST(TF_X)
+#undef TF_X
+  };
+  return kBytes[static_cast<int>(d)];
+}
 
 }  // namespace tf::ir

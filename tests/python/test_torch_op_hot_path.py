@@ -87,3 +87,53 @@ def test_threads_with_different_shapes_get_their_own_outputs(rms):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def _python_calls_during(f, *args):
+    """The Python functions (not C builtins) entered while f(*args) runs."""
+    import sys
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        f(*args)
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+def test_a_call_of_the_op_enters_no_python_frame(rms):
+    # torch.ops.tilefoundry.<name> goes straight to torch's C++ entry for the
+    # op; torch's own packet would run OpOverloadPacket.__call__ first.
+    op = getattr(torch.ops.tilefoundry, rms._qualified_op_name.split("::")[1])
+    assert op is rms and isinstance(op, torch._ops.OpOverloadPacket)
+    x, w = torch.randn(3, 16), torch.randn(16)
+    assert _python_calls_during(op, x, w) == []
+    assert "__call__" in _python_calls_during(torch.ops.aten.mul, x, x)  # what the test can see
+
+
+def test_the_direct_op_keeps_the_packets_behaviour(rms):
+    x, w = torch.randn(3, 16), torch.randn(16)
+    torch.testing.assert_close(rms(x, w), rmsnorm_ref(x, w), **F32_TOL)
+    names = [a.name for a in rms.default._schema.arguments]
+    torch.testing.assert_close(rms(**dict(zip(names, (x, w)))), rmsnorm_ref(x, w), **F32_TOL)  # keywords
+    assert set(rms.overloads()) == {"default", "out"}
+    y = torch.empty(3, 16)
+    rms.out(x, w, out=y)
+    torch.testing.assert_close(y, rmsnorm_ref(x, w), **F32_TOL)
+    with pytest.raises(RuntimeError):  # torch's own argument matching still refuses
+        rms(x)
+    with pytest.raises(RuntimeError, match=r"dtype must be f32"):
+        rms(x.double(), w)
+
+
+def test_registering_again_keeps_one_direct_op(module, backend):
+    name = unique_op("hot_again")
+    first = tf.register(compile_on(module, "rmsnorm", backend), name)
+    again = tf.register(compile_on(module, "rmsnorm", backend), name, replace=True)
+    assert again is first is getattr(torch.ops.tilefoundry, name)
+    x, w = torch.randn(2, 8), torch.randn(8)
+    torch.testing.assert_close(again(x, w), rmsnorm_ref(x, w), **F32_TOL)

@@ -99,7 +99,35 @@ def register(kernel, name=None, replace=False, backward=None):
         _register_meta(op_name)
     _register_cuda(tl, kernel, op_name)
     autograd.attach(op_name, backward)
-    return getattr(torch.ops.tilefoundry, op_name)
+    return _direct_packet(op_name)
+
+
+def _direct_packet(op_name):
+    """torch.ops.tilefoundry.<op_name>, installed so that a call goes straight
+    to torch's C++ entry for the op.
+
+    OpOverloadPacket.__call__ is a Python method that only forwards its
+    arguments to the packet's `_op`, the C++ function that matches them to an
+    overload and calls the dispatcher; its frame, argument tuple and keyword
+    dict cost about 0.15-0.3 us per call, a fifth of a small op's call.
+    The packet installed here is the same object (an OpOverloadPacket, with
+    the same overloads, schema and `_op`) of a subclass whose __call__ is
+    that `_op`, so torch.ops.tilefoundry.<op_name>(...) reaches C++ with no
+    Python frame in between. A torch whose packet is laid out otherwise
+    keeps its own."""
+    import torch
+    ns = torch.ops.tilefoundry
+    packet = getattr(ns, op_name)
+    entry = getattr(packet, "_op", None)
+    if entry is None or not hasattr(packet, "__dict__"):
+        return packet
+    if getattr(type(packet), "_tf_direct", False):
+        return packet  # installed by an earlier register of this name
+    cls = type("DirectOpOverloadPacket", (type(packet),), {"__call__": staticmethod(entry), "_tf_direct": True})
+    direct = object.__new__(cls)
+    direct.__dict__.update(packet.__dict__)
+    setattr(ns, op_name, direct)
+    return direct
 
 
 _cuda_unsupported = {}  # op name -> why it has no CUDA kernel
