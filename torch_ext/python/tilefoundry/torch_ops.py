@@ -110,9 +110,9 @@ def _direct_packet(op_name):
     arguments to the packet's `_op`, the C++ function that matches them to an
     overload and calls the dispatcher; its frame, argument tuple and keyword
     dict cost about 0.15-0.3 us per call, a fifth of a small op's call.
-    The packet installed here is the same object (an OpOverloadPacket, with
-    the same overloads, schema and `_op`) of a subclass whose __call__ is
-    that `_op`, so torch.ops.tilefoundry.<op_name>(...) reaches C++ with no
+    The packet installed here is a copy of torch's (its attributes: the
+    overloads, schema and `_op`) as an instance of an OpOverloadPacket
+    subclass whose __call__ is that `_op`, so torch.ops.tilefoundry.<op_name>(...) reaches C++ with no
     Python frame in between. A torch whose packet is laid out otherwise
     keeps its own."""
     import torch
