@@ -13,8 +13,8 @@
 // reads another's result runs a pass later: softmax's sum after its max),
 // binds each reduction's result as a scalar of the row, and then stores the
 // row. Every pass recomputes the inlined values it reads from the row's
-// leaves, which a previous pass has just brought into cache; the first pass
-// prefetches the next row.
+// leaves, which a previous pass has just brought into cache; the last
+// reduction pass prefetches the next row into L2.
 //
 // Views — Slice, Transpose, Reshape (inserting or dropping extent-1 axes,
 // splitting static axes) and Concat along the row — are index maps, not
