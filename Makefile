@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)/torch_ext/python$(if $(PYTHONPATH),:$(PYTHONPATH)
 export TILEFOUNDRY_LIB_DIR := $(CURDIR)/$(BUILD)/lib
 
 .PHONY: all setup configure build demo test test-core test-python test-long bench install clean \
-        test-asan test-tsan fuzz test-wheel test-torch2 torch2-venv abi-baseline san-setup test-cuda bench-cuda
+        test-asan test-tsan fuzz test-wheel test-torch2 torch2-venv abi-baseline san-setup test-cuda bench-cuda gpu-pack
 
 all: build
 
@@ -68,6 +68,11 @@ bench: build
 # (bench/bench_cuda.py; TORCH_PY as for test-cuda).
 bench-cuda: build
 	TF_CUDA_DRIVER_LIBRARY=$(CUDA_DRIVER) $(TORCH_PY) bench/bench_cuda.py
+
+# Both of the above on a GPU machine without this project's build
+# dependencies: pack here, then tools/gpu/check.sh there (docs/cuda.md).
+gpu-pack: build
+	bash tools/gpu/pack.sh $(BUILD)/gpu-pack
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
