@@ -590,18 +590,19 @@ class Stage {
     return out;
   }
 
-  // The stored value: the store rounds to the output type itself, so a
-  // rounding at the root (staged or not) is dropped; rounding twice gives
-  // the same bits.
+  // The stored value: a store to a narrow float rounds to it itself, so a
+  // rounding to that same type at the root (staged or not) is dropped;
+  // rounding twice gives the same bits. A rounding to another type stays
+  // (an f32 result of cast(cast(x, f16), f32) is x rounded to f16).
   ExprPtr root(ExprPtr v) {
-    if (!staged_.empty() && staged_.back().fn == "tf_rf16_n") {
+    const DType dt = iter_.dtype();
+    if (dt == DType::kF16 && !staged_.empty() && staged_.back().fn == "tf_rf16_n") {
       auto* l = as<Load>(v);
       if (l && l->base() == staged_.back().buf) {
         v = staged_.back().arg;
         staged_.pop_back();
       }
     }
-    const DType dt = iter_.dtype();
     if (auto* c = as<Call>(v); c && ((dt == DType::kF16 && c->name() == "tf_rf16") ||
                                      (dt == DType::kBF16 && c->name() == "tf_rbf16") ||
                                      (dt == DType::kFP8E4M3 && c->name() == "tf_rfp8e4m3") ||

@@ -106,6 +106,10 @@ def widen16(h: Tensor[(N,), f16], b: Tensor[(N,), bf16]) -> tuple[Tensor[(N,), f
     return cast(h, f32), cast(b, f32)
 
 @func
+def trip16(x: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f32], Tensor[(N,), f32], Tensor[(N,), f32]]:
+    return cast(cast(x, f16), f32), cast(cast(x, bf16), f32), cast(cast(x, f16), f32) * 0.5
+
+@func
 def chain16(x: Tensor[(N,), f32], y: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f16], Tensor[(N,), bf16]]:
     a = cast(x, f16)
     b = cast(y, f16)
@@ -337,6 +341,16 @@ TEST_F(RopeHalf, HalfConversionsAreBitExact) {
       static_cast<runtime::BFloat16*>(b.data())[i].bits = static_cast<uint16_t>(i);
     }
     expect_same_bits(run_native(*k, f, {h, b}), eval::evaluate(*module_, f, {h, b}), "widen16");
+  }
+  {
+    // A round trip through a half type rounds, also as the last op of an
+    // f32 result, whose store does not round to the half type.
+    const ir::Function& f = fn("trip16");
+    auto k = compiler::compile(f);
+    for (size_t n : {v.size(), size_t{300}, size_t{17}}) {
+      std::vector<NDArray> in = {floats(std::vector<float>(v.begin(), v.begin() + static_cast<int64_t>(n)))};
+      expect_same_bits(run_native(*k, f, in), eval::evaluate(*module_, f, in), "trip16 n=" + std::to_string(n));
+    }
   }
   {
     const ir::Function& f = fn("chain16");
