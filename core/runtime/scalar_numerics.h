@@ -31,6 +31,15 @@
 //    becomes code 0 (2^-127).
 // Every narrow float converts to float exactly; wider values go through
 // float, as c10 does (so f64 -> f16 rounds twice, like torch).
+//
+// A target with conversion instructions that round the same way defines
+// TF_NATIVE_HALF and tf_native_{to,from}_f16 / tf_native_to_bf16 before
+// this text (the CUDA prelude: cvt.rn.f16.f32, cvt.f32.f16,
+// cvt.rn.bf16.f32, one instruction each against a dozen integer and float
+// operations); those give the same bits as the forms here but for a NaN's
+// payload: the device's canonical NaN, which is also what torch's CUDA
+// kernels store (c10's half types convert with the same instructions on a
+// device).
 #ifndef TF_RUNTIME_SCALAR_NUMERICS_H
 #define TF_RUNTIME_SCALAR_NUMERICS_H
 
@@ -67,6 +76,11 @@ struct tf_bf16 { uint16_t bits; };
 struct tf_fp8e4m3 { uint8_t bits; };
 struct tf_f8e8m0 { uint8_t bits; };
 
+#ifdef TF_NATIVE_HALF
+TF_FN tf_f16 tf_to_f16(float f) { return tf_f16{tf_native_to_f16(f)}; }
+TF_FN float tf_widen(tf_f16 h) { return tf_native_from_f16(h.bits); }
+TF_FN tf_bf16 tf_to_bf16(float f) { return tf_bf16{tf_native_to_bf16(f)}; }
+#else
 // c10::detail::fp16_ieee_from_fp32_value.
 TF_FN tf_f16 tf_to_f16(float f) {
   float base = (tf_bitsf(tf_fbits(f) & UINT32_C(0x7FFFFFFF)) * 0x1.0p+112f) * 0x1.0p-110f;
@@ -92,6 +106,7 @@ TF_FN tf_bf16 tf_to_bf16(float f) {
   const uint32_t r = (u + ((u >> 16) & 1) + UINT32_C(0x7FFF)) >> 16;
   return tf_bf16{static_cast<uint16_t>((r & ~nan) | (UINT32_C(0x7FC0) & nan))};
 }
+#endif  // TF_NATIVE_HALF
 TF_FN float tf_widen(tf_bf16 h) { return tf_bitsf(static_cast<uint32_t>(h.bits) << 16); }
 
 // c10::detail::fp8e4m3fn_from_fp32_value.
@@ -180,6 +195,10 @@ TF_FN T tf_bits_as(X v) {
 
 // ---- an op's result rounded to a narrow float and read back as float
 
+#ifdef TF_NATIVE_HALF
+TF_FN float tf_rf16(float x) { return tf_widen(tf_to_f16(x)); }
+TF_FN float tf_rbf16(float x) { return tf_widen(tf_to_bf16(x)); }
+#else
 // The bits of tf_widen(tf_to_f16(x)) (checked for all 2^32 floats) in a third
 // of the operations: adding and subtracting c = 2^(e + 13) with x's sign (e:
 // x's exponent, at least f16's -14, where the subnormals' fixed quantum
@@ -203,6 +222,7 @@ TF_FN float tf_rbf16(float x) {
   const uint32_t r = (u + ((u >> 16) & 1) + UINT32_C(0x7FFF)) & UINT32_C(0xFFFF0000);
   return tf_bitsf((r & ~nan) | (UINT32_C(0x7FC00000) & nan));
 }
+#endif  // TF_NATIVE_HALF
 TF_FN float tf_rfp8e4m3(float x) { return tf_widen(tf_to_fp8e4m3(x)); }
 TF_FN float tf_rf8e8m0(float x) { return tf_widen(tf_to_f8e8m0(x)); }
 

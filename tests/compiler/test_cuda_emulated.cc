@@ -176,6 +176,14 @@ def rotate(x: Tensor[(N, 5), f32]) -> Tensor[(N, 5), f32]:
     return a
 
 @func
+def round16(x: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f16], Tensor[(N,), bf16], Tensor[(N,), f32], Tensor[(N,), f32]]:
+    return cast(x, f16), cast(x, bf16), cast(cast(x, f16), f32), cast(cast(x, bf16), f32)
+
+@func
+def widen16(h: Tensor[(N,), f16]) -> Tensor[(N,), f32]:
+    return cast(h, f32)
+
+@func
 def decode(c: Tensor[(1, P, 2, 4), f32], n: Tensor[(1, S, 2, 4), f32], p0: Tensor[(), i32], one: Tensor[(), i32]) -> Tensor[(1, P, 2, 4), f32]:
     y = c
     p = p0
@@ -314,10 +322,29 @@ TEST_F(CudaEmulated, UnitStrideRowsMoveSixteenBytesPerAccess) {
   }
 }
 
+TEST_F(CudaEmulated, HalfConversionsAreTheDevicesInstructions) {
+  // f16 / bf16 round and f16 widens through one conversion instruction
+  // each, not the shared numerics' integer forms (which compile to no cvt
+  // with a half type); bf16 widens by a shift either way.
+  if (!compiler::cuda::nvrtc_status().available) GTEST_SKIP() << "no NVRTC: " << compiler::cuda::nvrtc_status().why;
+  const std::vector<std::pair<const char*, std::vector<const char*>>> want{
+      {"round16", {"cvt.rn.f16.f32", "cvt.rn.bf16.f32", "cvt.f32.f16"}},
+      {"widen16", {"cvt.f32.f16"}},
+      {"lnorm", {"cvt.rn.f16.f32", "cvt.f32.f16"}},
+      {"resnorm16", {"cvt.rn.bf16.f32"}}};
+  for (const auto& [name, instructions] : want)
+    for (int arch : kCudaArchs) {
+      const compiler::cuda::CudaProgram p = compiler::cuda::generate_cuda(*module_->lookup(name));
+      const compiler::cuda::NvrtcOutput out = compiler::cuda::nvrtc_compile(p.source, std::string(name) + ".cu", arch, false);
+      ASSERT_TRUE(out.ok) << out.log;
+      for (const char* i : instructions) EXPECT_NE(out.ptx.find(i), std::string::npos) << name << " sm_" << arch << ": " << i;
+    }
+}
+
 TEST_F(CudaEmulated, EveryFunctionHereCompilesForTheDevice) {
   for (const char* name : {"rmsnorm", "resnorm16", "swiglu", "smax", "lnorm", "gelu_t", "col_sum", "row_stats",
                            "int_ops", "transposed", "two_stages", "pieces", "rope_half", "append", "scaled", "mm",
-                           "mm64", "mlp", "bmm", "top3", "bottom2"}) {
+                           "mm64", "mlp", "bmm", "top3", "bottom2", "round16", "widen16"}) {
     SCOPED_TRACE(name);
     expect_cuda_compiles(*module_->lookup(name), name);
   }
@@ -374,6 +401,60 @@ TEST_F(CudaDevice, FunctionsRunThroughTheDriverAndAgree) {
     const NDArray t = random_array(DType::kF32, {d, n}, rng);
     agree_on_device("transposed", {NDArray::view(t, {n, d}, {1, n})});
   }
+}
+
+// The bits of element i of a 2- or 4-byte array.
+uint32_t bits_at(const NDArray& a, int64_t i) {
+  if (ir::dtype_bytes(a.dtype()) == 2) return static_cast<const uint16_t*>(a.data())[i];
+  return static_cast<const uint32_t*>(a.data())[i];
+}
+bool is_nan_bits(DType d, uint32_t b) {
+  switch (d) {
+    case DType::kF16: return (b & 0x7C00u) == 0x7C00u && (b & 0x3FFu) != 0;
+    case DType::kBF16: return (b & 0x7F80u) == 0x7F80u && (b & 0x7Fu) != 0;
+    default: return (b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFFu) != 0;
+  }
+}
+// got and want hold the same bits, but for a NaN's payload.
+void expect_same_bits(const NDArray& got, const NDArray& want, const std::string& what) {
+  ASSERT_EQ(got.numel(), want.numel()) << what;
+  int64_t differ = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const uint32_t g = bits_at(got, i), w = bits_at(want, i);
+    if (g == w || (is_nan_bits(want.dtype(), w) && is_nan_bits(got.dtype(), g))) continue;
+    if (++differ <= 3) ADD_FAILURE() << what << " element " << i << ": device " << std::hex << g << ", evaluator " << w;
+  }
+  EXPECT_EQ(differ, 0) << what;
+}
+
+TEST_F(CudaDevice, HalfConversionsAreTheEvaluatorsBitForBit) {
+  // On a GPU the conversions are the device's instructions
+  // (HalfConversionsAreTheDevicesInstructions); they must round as the
+  // evaluator does. Floats: a sweep of the whole bit range, and for every
+  // f16 and bf16 value the float a step below, at and a step above the
+  // midpoint to the next one (the ties and their neighbours), and the
+  // value itself. Widening: every f16 pattern.
+  std::vector<uint32_t> fbits;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) fbits.push_back(static_cast<uint32_t>(u));
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float v = ::tf_widen(::tf_f16{static_cast<uint16_t>(h)});
+    const float next = ::tf_widen(::tf_f16{static_cast<uint16_t>(h + 1)});
+    const uint32_t b16 = h << 16;  // bf16 h; h + 1 is the next one up
+    for (uint32_t mid : {::tf_fbits((v + next) / 2), b16 + 0x8000u}) fbits.insert(fbits.end(), {mid - 1, mid, mid + 1});
+    fbits.push_back(::tf_fbits(v));
+    fbits.push_back(b16);
+  }
+  NDArray x = NDArray::empty(DType::kF32, {static_cast<int64_t>(fbits.size())});
+  std::memcpy(x.data(), fbits.data(), fbits.size() * sizeof(uint32_t));
+  const ir::Function& round = *module_->lookup("round16");
+  const std::vector<NDArray> want = eval::evaluate(*module_, round, {x}), got = on_device("round16", {x});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) expect_same_bits(got[o], want[o], "round16 output " + std::to_string(o));
+
+  NDArray h = NDArray::empty(DType::kF16, {0x10000});
+  for (uint32_t i = 0; i < 0x10000; ++i) static_cast<uint16_t*>(h.data())[i] = static_cast<uint16_t>(i);
+  const ir::Function& widen = *module_->lookup("widen16");
+  expect_same_bits(on_device("widen16", {h})[0], eval::evaluate(*module_, widen, {h})[0], "widen16");
 }
 
 NDArray i32_scalar(int32_t v) {

@@ -5,8 +5,10 @@
 //     of CUDA's own device function. TF_FN makes the shared functions
 //     device functions.
 //  2. core/runtime/scalar_numerics.h, the same text the CPU prelude and the
-//     evaluator compile: f16 / bf16 / fp8 conversions, min / max, wrapping
-//     integers, floor division, float -> int, the activation forms.
+//     evaluator compile: f16 / bf16 / fp8 conversions (f16 / bf16 through
+//     the device's conversion instructions, which part 1 gives it), min /
+//     max, wrapping integers, floor division, float -> int, the activation
+//     forms.
 //  3. The device forms of what the CPU prelude adds: exp / tanh and the
 //     activations built on them, and the helpers that TIR calls over whole
 //     rows or tensors (tf_copy_nd, tf_exp_sum_n, tf_narrow_n, ...).
@@ -108,6 +110,27 @@ template <> struct numeric_limits<double> {
   static __device__ double quiet_NaN() { return __longlong_as_double(0x7ff8000000000000LL); }
 };
 }  // namespace std
+
+// The device's f16 / bf16 conversions, one instruction each, which the
+// shared numerics use instead of their integer forms (TF_NATIVE_HALF in
+// scalar_numerics.h: the same rounding, bit for bit but for a NaN's
+// payload). The emulated device keeps the integer forms.
+#define TF_NATIVE_HALF 1
+TF_FN uint16_t tf_native_to_f16(float f) {
+  uint16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+TF_FN float tf_native_from_f16(uint16_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+TF_FN uint16_t tf_native_to_bf16(float f) {  // sm_80 on
+  uint16_t h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
 #endif  // TF_CUDA_EMULATION
 )TFCUDA";
 
