@@ -34,12 +34,12 @@
 //
 // A target with conversion instructions that round the same way defines
 // TF_NATIVE_HALF and tf_native_{to,from}_f16 / tf_native_to_bf16 before
-// this text (the CUDA prelude: cvt.rn.f16.f32, cvt.f32.f16,
-// cvt.rn.bf16.f32, one instruction each against a dozen integer and float
-// operations); those give the same bits as the forms here but for a NaN's
-// payload: the device's canonical NaN, which is also what torch's CUDA
-// kernels store (c10's half types convert with the same instructions on a
-// device).
+// this text, and the f16 / bf16 conversions below use them (the CUDA
+// prelude: cvt.rn.f16.f32, cvt.f32.f16, cvt.rn.bf16.f32, one instruction
+// each against a dozen integer and float operations). They give the same
+// bits but for a NaN's payload: the device's own NaN, which is also what
+// torch's CUDA kernels store (c10's half types convert with the same
+// instructions on a device).
 #ifndef TF_RUNTIME_SCALAR_NUMERICS_H
 #define TF_RUNTIME_SCALAR_NUMERICS_H
 
@@ -76,13 +76,11 @@ struct tf_bf16 { uint16_t bits; };
 struct tf_fp8e4m3 { uint8_t bits; };
 struct tf_f8e8m0 { uint8_t bits; };
 
-#ifdef TF_NATIVE_HALF
-TF_FN tf_f16 tf_to_f16(float f) { return tf_f16{tf_native_to_f16(f)}; }
-TF_FN float tf_widen(tf_f16 h) { return tf_native_from_f16(h.bits); }
-TF_FN tf_bf16 tf_to_bf16(float f) { return tf_bf16{tf_native_to_bf16(f)}; }
-#else
 // c10::detail::fp16_ieee_from_fp32_value.
 TF_FN tf_f16 tf_to_f16(float f) {
+#ifdef TF_NATIVE_HALF
+  return tf_f16{tf_native_to_f16(f)};
+#else
   float base = (tf_bitsf(tf_fbits(f) & UINT32_C(0x7FFFFFFF)) * 0x1.0p+112f) * 0x1.0p-110f;
   const uint32_t w = tf_fbits(f), shl1_w = w + w, sign = w & UINT32_C(0x80000000);
   uint32_t bias = shl1_w & UINT32_C(0xFF000000);
@@ -91,22 +89,30 @@ TF_FN tf_f16 tf_to_f16(float f) {
   const uint32_t bits = tf_fbits(base);
   const uint32_t nonsign = ((bits >> 13) & UINT32_C(0x00007C00)) + (bits & UINT32_C(0x00000FFF));
   return tf_f16{static_cast<uint16_t>((sign >> 16) | (shl1_w > UINT32_C(0xFF000000) ? UINT32_C(0x7E00) : nonsign))};
+#endif
 }
 // c10::detail::fp16_ieee_to_fp32_value.
 TF_FN float tf_widen(tf_f16 h) {
+#ifdef TF_NATIVE_HALF
+  return tf_native_from_f16(h.bits);
+#else
   const uint32_t w = static_cast<uint32_t>(h.bits) << 16, sign = w & UINT32_C(0x80000000), two_w = w + w;
   const float normalized = tf_bitsf((two_w >> 4) + (UINT32_C(0xE0) << 23)) * 0x1.0p-112f;
   const float denormalized = tf_bitsf((two_w >> 17) | (UINT32_C(126) << 23)) - 0.5f;
   return tf_bitsf(sign | (two_w < (UINT32_C(1) << 27) ? tf_fbits(denormalized) : tf_fbits(normalized)));
+#endif
 }
 
 // c10::detail::round_to_nearest_even, its NaN by mask (tf_nan_mask).
 TF_FN tf_bf16 tf_to_bf16(float f) {
+#ifdef TF_NATIVE_HALF
+  return tf_bf16{tf_native_to_bf16(f)};
+#else
   const uint32_t u = tf_fbits(f), nan = tf_nan_mask(f);
   const uint32_t r = (u + ((u >> 16) & 1) + UINT32_C(0x7FFF)) >> 16;
   return tf_bf16{static_cast<uint16_t>((r & ~nan) | (UINT32_C(0x7FC0) & nan))};
+#endif
 }
-#endif  // TF_NATIVE_HALF
 TF_FN float tf_widen(tf_bf16 h) { return tf_bitsf(static_cast<uint32_t>(h.bits) << 16); }
 
 // c10::detail::fp8e4m3fn_from_fp32_value.
@@ -195,10 +201,6 @@ TF_FN T tf_bits_as(X v) {
 
 // ---- an op's result rounded to a narrow float and read back as float
 
-#ifdef TF_NATIVE_HALF
-TF_FN float tf_rf16(float x) { return tf_widen(tf_to_f16(x)); }
-TF_FN float tf_rbf16(float x) { return tf_widen(tf_to_bf16(x)); }
-#else
 // The bits of tf_widen(tf_to_f16(x)) (checked for all 2^32 floats) in a third
 // of the operations: adding and subtracting c = 2^(e + 13) with x's sign (e:
 // x's exponent, at least f16's -14, where the subnormals' fixed quantum
@@ -206,6 +208,9 @@ TF_FN float tf_rbf16(float x) { return tf_widen(tf_to_bf16(x)); }
 // rounds to 65536 or more, which becomes inf; a NaN becomes c10's quiet NaN
 // with x's sign; -0 and negative values that round to 0 keep their sign.
 TF_FN float tf_rf16(float x) {
+#ifdef TF_NATIVE_HALF
+  return tf_widen(tf_to_f16(x));
+#else
   const uint32_t u = tf_fbits(x), sign = u & UINT32_C(0x80000000);
   uint32_t e = u & UINT32_C(0x7F800000);
   e = e < (UINT32_C(113) << 23) ? (UINT32_C(113) << 23) : e;
@@ -215,14 +220,18 @@ TF_FN float tf_rf16(float x) {
   const uint32_t big = a > UINT32_C(0x7F800000) ? UINT32_C(0x7FC00000) : UINT32_C(0x7F800000);
   a = a >= UINT32_C(0x47800000) ? big : a;
   return tf_bitsf(a | sign);
+#endif
 }
 // bf16: the rounding of tf_to_bf16 with the low half cleared in place.
 TF_FN float tf_rbf16(float x) {
+#ifdef TF_NATIVE_HALF
+  return tf_widen(tf_to_bf16(x));
+#else
   const uint32_t u = tf_fbits(x), nan = tf_nan_mask(x);
   const uint32_t r = (u + ((u >> 16) & 1) + UINT32_C(0x7FFF)) & UINT32_C(0xFFFF0000);
   return tf_bitsf((r & ~nan) | (UINT32_C(0x7FC00000) & nan));
+#endif
 }
-#endif  // TF_NATIVE_HALF
 TF_FN float tf_rfp8e4m3(float x) { return tf_widen(tf_to_fp8e4m3(x)); }
 TF_FN float tf_rf8e8m0(float x) { return tf_widen(tf_to_f8e8m0(x)); }
 
