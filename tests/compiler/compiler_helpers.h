@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iomanip>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,24 @@ inline std::string compare(const NDArray& got, const NDArray& want, Tolerance to
     if (!(std::abs(g - w) <= tol.atol + tol.rtol * std::abs(w)))
       return "element " + std::to_string(i) + ": native " + std::to_string(g) + " vs evaluator " +
              std::to_string(w);
+  }
+  return "";
+}
+
+// The first element where got and want (one dtype and shape) hold
+// different bits, or "" where none does. With any_nan, two NaNs match
+// whatever their payloads (a device's conversions store its own NaN).
+inline std::string first_bit_difference(const NDArray& got, const NDArray& want, bool any_nan = false) {
+  if (got.shape() != want.shape() || got.dtype() != want.dtype()) return "shape or dtype differs";
+  const size_t w = static_cast<size_t>(ir::dtype_bits(want.dtype()) / 8);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    if (std::memcmp(static_cast<const char*>(got.data()) + i * w, static_cast<const char*>(want.data()) + i * w, w) == 0)
+      continue;
+    if (any_nan && std::isnan(element(got, i)) && std::isnan(element(want, i))) continue;
+    std::ostringstream m;
+    m << "first difference at element " << i << " (" << std::setprecision(9) << element(got, i) << " vs "
+      << element(want, i) << ")";
+    return m.str();
   }
   return "";
 }

@@ -403,30 +403,6 @@ TEST_F(CudaDevice, FunctionsRunThroughTheDriverAndAgree) {
   }
 }
 
-// The bits of element i of a 2- or 4-byte array.
-uint32_t bits_at(const NDArray& a, int64_t i) {
-  if (ir::dtype_bytes(a.dtype()) == 2) return static_cast<const uint16_t*>(a.data())[i];
-  return static_cast<const uint32_t*>(a.data())[i];
-}
-bool is_nan_bits(DType d, uint32_t b) {
-  switch (d) {
-    case DType::kF16: return (b & 0x7C00u) == 0x7C00u && (b & 0x3FFu) != 0;
-    case DType::kBF16: return (b & 0x7F80u) == 0x7F80u && (b & 0x7Fu) != 0;
-    default: return (b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFFu) != 0;
-  }
-}
-// got and want hold the same bits, but for a NaN's payload.
-void expect_same_bits(const NDArray& got, const NDArray& want, const std::string& what) {
-  ASSERT_EQ(got.numel(), want.numel()) << what;
-  int64_t differ = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const uint32_t g = bits_at(got, i), w = bits_at(want, i);
-    if (g == w || (is_nan_bits(want.dtype(), w) && is_nan_bits(got.dtype(), g))) continue;
-    if (++differ <= 3) ADD_FAILURE() << what << " element " << i << ": device " << std::hex << g << ", evaluator " << w;
-  }
-  EXPECT_EQ(differ, 0) << what;
-}
-
 TEST_F(CudaDevice, HalfConversionsAreTheEvaluatorsBitForBit) {
   // On a GPU the conversions are the device's instructions
   // (HalfConversionsAreTheDevicesInstructions); they must round as the
@@ -449,12 +425,14 @@ TEST_F(CudaDevice, HalfConversionsAreTheEvaluatorsBitForBit) {
   const ir::Function& round = *module_->lookup("round16");
   const std::vector<NDArray> want = eval::evaluate(*module_, round, {x}), got = on_device("round16", {x});
   ASSERT_EQ(got.size(), want.size());
-  for (size_t o = 0; o < want.size(); ++o) expect_same_bits(got[o], want[o], "round16 output " + std::to_string(o));
+  for (size_t o = 0; o < want.size(); ++o)
+    EXPECT_EQ(first_bit_difference(got[o], want[o], /*any_nan=*/true), "") << "round16 output " << o;
 
   NDArray h = NDArray::empty(DType::kF16, {0x10000});
   for (uint32_t i = 0; i < 0x10000; ++i) static_cast<uint16_t*>(h.data())[i] = static_cast<uint16_t>(i);
   const ir::Function& widen = *module_->lookup("widen16");
-  expect_same_bits(on_device("widen16", {h})[0], eval::evaluate(*module_, widen, {h})[0], "widen16");
+  EXPECT_EQ(first_bit_difference(on_device("widen16", {h})[0], eval::evaluate(*module_, widen, {h})[0], true), "")
+      << "widen16";
 }
 
 NDArray i32_scalar(int32_t v) {

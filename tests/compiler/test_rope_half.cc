@@ -307,19 +307,7 @@ NDArray floats(const std::vector<float>& v) {
 }
 void expect_same_bits(const std::vector<NDArray>& got, const std::vector<NDArray>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const size_t bytes = static_cast<size_t>(want[i].numel()) * ir::dtype_bits(want[i].dtype()) / 8;
-    ASSERT_EQ(got[i].numel(), want[i].numel()) << what;
-    EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), bytes), 0) << what << ", output #" << i;
-    if (std::memcmp(got[i].data(), want[i].data(), bytes) == 0) continue;
-    for (int64_t j = 0; j < want[i].numel(); ++j) {
-      const size_t w = ir::dtype_bits(want[i].dtype()) / 8;
-      if (std::memcmp(static_cast<const char*>(got[i].data()) + j * w, static_cast<const char*>(want[i].data()) + j * w, w)) {
-        ADD_FAILURE() << what << ", output #" << i << ": first difference at element " << j;
-        break;
-      }
-    }
-  }
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(first_bit_difference(got[i], want[i]), "") << what << ", output #" << i;
 }
 TEST_F(RopeHalf, HalfConversionsAreBitExact) {
   std::mt19937 rng(41);

@@ -83,7 +83,7 @@ root, lib, build = sys.argv[1:]
 os.makedirs(build, exist_ok=True)
 # torch 1.x builds extensions as C++14; ours needs 17 (2.x's own default).
 std = ["-std=c++17"] if int(torch.__version__.split(".")[0]) < 2 else []
-so = cpp_extension.load(
+cpp_extension.load(
     name="tilefoundry_torch", sources=sorted(glob.glob(f"{root}/torch_ext/src/*.cc")), extra_cflags=std,
     extra_include_paths=[f"{root}/include", f"{root}/torch_ext/src"],
     extra_ldflags=[f"-L{lib}", "-ltilefoundry"], build_directory=build,

@@ -28,8 +28,9 @@ for prog in tf_compiler_tests tf_capi_test_cuda; do
   strip -o "$stage/bin/$prog" "$build/bin/$prog"
 done
 lib=$(readlink -f "$build/lib/libtilefoundry.so")
-strip -o "$stage/lib/$(basename "$(readlink "$build/lib/libtilefoundry.so")")" "$lib"
-ln -s "$(basename "$(readlink "$build/lib/libtilefoundry.so")")" "$stage/lib/libtilefoundry.so"
+soname=$(basename "$(readlink "$build/lib/libtilefoundry.so")")  # libtilefoundry.so.0
+strip -o "$stage/lib/$soname" "$lib"
+ln -s "$soname" "$stage/lib/libtilefoundry.so"
 
 # Every shared library the programs load, but glibc's and the compiler's.
 ldd "$build/bin/tf_compiler_tests" "$build/bin/tf_capi_test_cuda" "$lib" |
@@ -42,7 +43,6 @@ ldd "$build/bin/tf_compiler_tests" "$build/bin/tf_capi_test_cuda" "$lib" |
       *) cp -L "$path" "$stage/lib/$soname" ;;
     esac
   done
-strip --strip-unneeded "$stage"/lib/*.so.* "$stage"/lib/fallback/* 2>/dev/null || true
 
 tar -cf - -C "$stage" . | xz -T0 -6 > "$dest/pack.tar.xz"
 rm -rf "$stage"
