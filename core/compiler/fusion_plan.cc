@@ -212,7 +212,7 @@ void FusionPlan::decide_fusion() {
     for (auto it = fused_.begin(); it != fused_.end();) {
       const ir::TensorType& shape = tensor_type(*static_cast<const ir::Call*>(*it)->args()[0]);
       bool ok = true;
-      for (const ir::Call* u : users_[*it]) ok = ok && row_closed(*u, shape);
+      for (const ir::Call* u : users_[*it]) ok = ok && row_closed(*u, shape, is_output);
       if (ok) {
         ++it;
       } else {
@@ -233,19 +233,22 @@ void FusionPlan::decide_fusion() {
 // Whether value u of a row stage keeps the rows of `shape` until stored:
 // u has that shape (and may be stored: its stage iterates over those rows),
 // or is a scalar of the row (the shape with its last extent 1, as
-// mean(x) + eps) that is only read inline.
-bool FusionPlan::row_closed(const ir::Call& u, const ir::TensorType& shape) const {
+// mean(x) + eps) that is only read inline. A scalar of the row that is
+// stored (an output, as mean(x) + mean(x * x) returned) is a stage over its
+// own rows of one element, which cannot compute the reductions over x's.
+bool FusionPlan::row_closed(const ir::Call& u, const ir::TensorType& shape,
+                            const std::unordered_set<const Expr*>& is_output) const {
   if (!is_elementwise_call(u)) return false;
   const ir::TensorType& t = tensor_type(u);
   const bool full = t.shape() == shape.shape();
   bool scalar = t.rank() == shape.rank() && is_static_one(t.shape().back());
   for (size_t a = 0; scalar && a + 1 < t.rank(); ++a) scalar = t.shape()[a] == shape.shape()[a];
   if (!full && !scalar) return false;
-  if (materialized(u)) return full;
+  if (materialized(u) || is_output.count(&u)) return full;
   auto it = users_.find(&u);
   if (it == users_.end()) return true;
   for (const ir::Call* v : it->second)
-    if (!fused_.count(v) && !row_closed(*v, shape)) return false;
+    if (!fused_.count(v) && !row_closed(*v, shape, is_output)) return false;
   return true;
 }
 

@@ -63,7 +63,8 @@ class FusionPlan {
   void count_uses(const ir::ExprPtr& e);
   void check_elementwise(const ir::Call& c);
   void decide_fusion();
-  bool row_closed(const ir::Call& u, const ir::TensorType& shape) const;
+  bool row_closed(const ir::Call& u, const ir::TensorType& shape,
+                  const std::unordered_set<const ir::Expr*>& is_output) const;
   void choose_recomputed(const std::unordered_set<const ir::Expr*>& is_output);
   bool cheap(const ir::Call& c) const;
   void choose_producers();

@@ -53,6 +53,11 @@ def layer_norm_composed(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[
     return d * rsqrt(mean(d * d, axes=-1) + 1e-5) * w + b
 
 @func
+def row_scalars(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, 1), f32], Tensor[(N, 1), f32]]:
+    m = mean(x, axes=-1)
+    return m + mean(x * x, axes=-1), cast(cast(m, f64) + 1.0, f32)
+
+@func
 def row_max_nan(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return x - amax(x, axes=-1) + abs_max(x, axes=-1)
 
@@ -259,6 +264,13 @@ TEST_F(ComposedKernels, ADivisionOfExpsByTheirSumTestsOnlyTheBottomOfTheRange) {
 TEST_F(ComposedKernels, LayerNormFromMeansIsOneLoopNest) {
   EXPECT_EQ(stages("layer_norm_composed"), 1);
   for (auto d : {2, 33, 2048}) agree("layer_norm_composed", {{3, d}, {d}, {d}});
+}
+
+TEST_F(ComposedKernels, AReturnedValueOfRowReductionsReadsThemFromMemory) {
+  // An (N, 1) output computed from reductions over (N, D) rows is a stage
+  // over rows of one element: the reductions are computed before it (they
+  // once ran inside it, over one element of each row).
+  for (auto d : {1, 3, 100, 4096}) agree("row_scalars", {{5, d}});
 }
 
 TEST_F(ComposedKernels, FusedMaxPropagatesNaNAsTheEvaluator) {

@@ -227,6 +227,13 @@ class ProgramGenerator {
         ir::ExprPtr x = full();
         ir::ExprPtr r = call<ops::Reduce>({x}, std::vector<int64_t>{-1}, true, kReduceKinds[pick(4)]);
         ir::ExprPtr d = binary(x, r, BinaryKind::kSub);
+        // Sometimes also returned: an elementwise value of two of the row's
+        // reductions, (N, 1), a stage over rows of its own.
+        if (pick(4) == 0) {
+          ir::ExprPtr q = call<ops::Reduce>({binary(x, x, BinaryKind::kMul)}, std::vector<int64_t>{-1}, true,
+                                            kReduceKinds[pick(4)]);
+          extra_outs_.push_back(binary(r, q, BinaryKind::kAdd));
+        }
         if (pick(2) == 0) return d;
         ir::ExprPtr v = call<ops::Reduce>({binary(d, d, BinaryKind::kMul)}, std::vector<int64_t>{-1}, true,
                                           ReduceKind::kMean);
