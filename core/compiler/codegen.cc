@@ -7,6 +7,7 @@
 #include "core/compiler/emit_util.h"
 #include "core/compiler/inline.h"
 #include "core/compiler/lower_segment.h"
+#include "core/compiler/one_pass_variance.h"
 #include "core/ir/error.h"
 
 namespace tf::compiler {
@@ -36,6 +37,9 @@ LoweredEntry lower_entry(const std::vector<ExprPtr>& inputs, const std::vector<E
   for (const ExprPtr& i : inputs) stop.insert(i.get());
   std::vector<ExprPtr> outputs;
   for (const ExprPtr& o : given) outputs.push_back(decompose(o, stop, &notes));
+  // A variance written as a mean of squared deviations takes the mean's pass
+  // (one_pass_variance.h).
+  outputs = one_pass_variances(outputs, stop, &notes);
   // Each view a stage refuses is copied instead, and the kernel generated
   // again (a handful of views at most; each is refused once).
   std::unordered_set<const Expr*> copied;

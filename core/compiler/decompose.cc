@@ -1,6 +1,7 @@
 #include "core/compiler/decompose.h"
 
 #include "core/compiler/emit_util.h"
+#include "core/compiler/hir_build.h"
 #include "core/ir/visitor.h"
 #include "core/ops/math/math.h"
 #include "core/ops/nn/nn.h"
@@ -15,25 +16,8 @@ using ir::DType;
 using ir::ExprPtr;
 using ops::BinaryKind;
 
-// Builders of typed calls (typeinfer gives each its type).
-template <typename OpT, typename... A>
-ExprPtr make(std::vector<ExprPtr> args, A&&... op_args) {
-  return sema::make_op_call(std::make_shared<OpT>(std::forward<A>(op_args)...), std::move(args));
-}
-ExprPtr bin(BinaryKind k, ExprPtr a, ExprPtr b) { return make<ops::Binary>({std::move(a), std::move(b)}, k); }
-ExprPtr add(ExprPtr a, ExprPtr b) { return bin(BinaryKind::kAdd, std::move(a), std::move(b)); }
-ExprPtr sub(ExprPtr a, ExprPtr b) { return bin(BinaryKind::kSub, std::move(a), std::move(b)); }
-ExprPtr mul(ExprPtr a, ExprPtr b) { return bin(BinaryKind::kMul, std::move(a), std::move(b)); }
-ExprPtr div(ExprPtr a, ExprPtr b) { return bin(BinaryKind::kDiv, std::move(a), std::move(b)); }
-ExprPtr unary(ops::UnaryKind k, ExprPtr x) { return make<ops::Unary>({std::move(x)}, k); }
-ExprPtr cast(ExprPtr x, DType d) {
-  return tensor_type(*x).dtype() == d ? x : make<ops::Cast>({std::move(x)}, d);
-}
-ExprPtr constant(double v, DType d) { return ir::Constant::make_float(v, d); }
-// A Reduce over the last axis, keepdim: a value per row, read back along it.
-ExprPtr row_reduce(ops::ReduceKind k, ExprPtr x) {
-  return make<ops::Reduce>({std::move(x)}, std::vector<int64_t>{-1}, true, k);
-}
+using namespace hir;
+
 DType compute(DType d) { return is_half(d) ? DType::kF32 : d; }
 
 // Over the last axis of a float tensor (the cases the code generator
@@ -78,10 +62,7 @@ ExprPtr layer_norm(const ir::Call& c, DecompositionNotes* notes) {
     const ExprPtr d = sub(x, mean(x));
     return add(mul(mul(d, unary(ops::UnaryKind::kRsqrt, add(mean(mul(d, d)), constant(eps, t)))), w), b);
   }
-  const ir::Shape& shape = tensor_type(*x).shape();
-  ir::Shape end = shape;
-  end.back() = 1;
-  const ExprPtr first = make<ops::Slice>({x}, ir::Shape(shape.size(), 0), end, std::vector<int64_t>(shape.size(), 1));
+  const ExprPtr first = row_first(x);
   notes->unchecked.insert(first.get());
   const ExprPtr k0 = cast(first, DType::kF64);
   const ExprPtr v = sub(cast(x, DType::kF64), k0);

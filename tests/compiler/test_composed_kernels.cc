@@ -53,6 +53,26 @@ def layer_norm_composed(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[
     return d * rsqrt(mean(d * d, axes=-1) + 1e-5) * w + b
 
 @func
+def layer_norm_pow(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    d = x - mean(x, axes=-1)
+    return d * rsqrt(mean(d ** 2, axes=-1) + 1e-5) * w + b
+
+@func
+def layer_norm_builtin(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    return layer_norm(x, w, b, eps=1e-5)
+
+@func
+def variance(x: Tensor[(N, D), f32]) -> Tensor[(N, 1), f32]:
+    d = x - mean(x, axes=-1)
+    return mean(d * d, axes=-1)
+
+@func
+def not_a_variance(x: Tensor[(N, D), f32], y: Tensor[(N, D), f32]) -> tuple[Tensor[(N, 1), f32], Tensor[(N, 1), f32]]:
+    d = x - mean(x, axes=-1)
+    e = y - mean(x, axes=-1)
+    return mean(d * e, axes=-1), mean(e * e, axes=-1)
+
+@func
 def row_scalars(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, 1), f32], Tensor[(N, 1), f32]]:
     m = mean(x, axes=-1)
     return m + mean(x * x, axes=-1), cast(cast(m, f64) + 1.0, f32)
@@ -264,6 +284,68 @@ TEST_F(ComposedKernels, ADivisionOfExpsByTheirSumTestsOnlyTheBottomOfTheRange) {
 TEST_F(ComposedKernels, LayerNormFromMeansIsOneLoopNest) {
   EXPECT_EQ(stages("layer_norm_composed"), 1);
   for (auto d : {2, 33, 2048}) agree("layer_norm_composed", {{3, d}, {d}, {d}});
+}
+
+TEST_F(ComposedKernels, AVarianceFromMeansTakesTheMeansPass) {
+  // mean(d * d) of d = x - mean(x) is computed from the row's moments about
+  // its first element in the mean's own pass (one_pass_variance.h): the
+  // composed LayerNorm reads its row as often as the built-in does, and its
+  // shifted squares are FMAs in double, as the built-in's.
+  const std::string builtin = tir("layer_norm_builtin");
+  for (const char* f : {"layer_norm_composed", "layer_norm_pow"}) {
+    const std::string t = tir(f);
+    EXPECT_EQ(count(t, "vectorized reduce("), count(builtin, "vectorized reduce(")) << t;
+    EXPECT_EQ(count(t, "for (c_2, 0, "), 0) << t;  // no third pass over the row's chunks
+    EXPECT_GT(count(t, "= __builtin_fma("), 0) << t;
+    for (auto d : {1, 2, 33, 2048}) agree(f, {{3, d}, {d}, {d}});
+  }
+  // A mean of products of two deviations, or of a deviation from another
+  // row's mean, is not a variance of its row: computed as written.
+  const std::string other = tir("not_a_variance");
+  EXPECT_EQ(count(other, "__builtin_fma("), 0) << other;
+  agree("not_a_variance", {{3, 100}, {3, 100}});
+}
+
+TEST_F(ComposedKernels, AOnePassVarianceIsTheExactMeanOfSquaresRoundedOnce) {
+  // Rows whose literal two-pass form loses digits or whose one-pass form
+  // could cancel: a tiny spread far from zero, an outlier as the first
+  // element (the shift), a constant row, and uniform noise. The one-pass
+  // result is within an ulp of the exact mean of squared deviations from
+  // the mean as computed (rounded to f32, as d subtracts it), and agrees
+  // with the evaluator's literal form.
+  const int64_t n = 4096;
+  std::vector<std::vector<float>> rows(4, std::vector<float>(n));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    rows[0][j] = 1000.0f + 1e-3f * u(rng);
+    rows[1][j] = j == 0 ? 3e4f : u(rng);
+    rows[2][j] = -7.25f;
+    rows[3][j] = u(rng);
+  }
+  NDArray x = NDArray::empty(DType::kF32, {4, n});
+  for (int64_t r = 0; r < 4; ++r) std::copy(rows[r].begin(), rows[r].end(), static_cast<float*>(x.data()) + r * n);
+  auto k = compiler::compile(fn("variance"));
+  const NDArray got = run_native(*k, fn("variance"), {x})[0];
+  const NDArray want = eval::evaluate(*module_, fn("variance"), {x})[0];
+  EXPECT_EQ(compare(got, want, tolerance(DType::kF32)), "");
+  for (int64_t r = 0; r < 4; ++r) {
+    double sum = 0;
+    for (float v : rows[r]) sum += v;
+    const float mean = static_cast<float>(sum) / static_cast<float>(n);
+    long double sq = 0;
+    for (float v : rows[r]) sq += (static_cast<long double>(v) - mean) * (static_cast<long double>(v) - mean);
+    const float exact = static_cast<float>(sq / n);
+    const float g = static_cast<const float*>(got.data())[r];
+    EXPECT_LE(std::abs(g - exact), std::abs(std::nextafter(exact, INFINITY) - exact)) << "row " << r;
+  }
+  EXPECT_EQ(static_cast<const float*>(got.data())[2], 0.0f);
+  // NaN and infinities propagate as in the literal form.
+  float* p = static_cast<float*>(x.data());
+  p[0] = NAN;
+  p[n + 5] = INFINITY;
+  p[3 * n] = INFINITY;
+  expect_agree(*k, *module_, fn("variance"), {x}, "variance of rows with NaN and inf");
 }
 
 TEST_F(ComposedKernels, AReturnedValueOfRowReductionsReadsThemFromMemory) {
