@@ -998,7 +998,8 @@ class Stage {
       updates.push_back(Store::make(l.row, mul(j_, l.stride), cast(l.row->dtype(), produced_value_)));
     }
     for (const RowReduce& r : reduces_) {
-      if (r.depth != depth) continue;
+      ExprPtr shift;
+      if (r.depth != depth || shifted_twin(r, &shift)) continue;
       if (r.nans) {
         updates.push_back(Assign::make(r.acc, max(r.acc, r.element)));
         updates.push_back(Assign::make(r.nans, add(r.nans, cast(r.nans->dtype(), ne(r.element, r.element)))));
@@ -1136,12 +1137,41 @@ class Stage {
     return nullptr;
   }
 
+  // A double sum whose every term is its twin's term plus one value c of
+  // the row: sum(e) = sum(e - c) + n c, so the pass adds only the twin's
+  // terms (the mean of x beside x's moments about its first element: a
+  // variance written from means, one_pass_variance.h; one double add per
+  // element less in the row's first pass). The sum is reassociated, as the
+  // vectorized sum already is; both are double. Null when r has no twin.
+  const RowReduce* shifted_twin(const RowReduce& r, ExprPtr* shift) const {
+    if (r.nans || r.acc->dtype() != DType::kF64) return nullptr;
+    const std::string term = to_string(cast(DType::kF64, r.element));  // as it is added
+    std::unordered_set<const Var*> written{y_.get()};
+    if (scratch_) written.insert(scratch_.get());
+    for (const RowReduce& t : reduces_) {
+      if (&t == &r || t.depth != r.depth || t.nans || t.acc->dtype() != DType::kF64) continue;
+      const ExprPtr added = cast(DType::kF64, t.element);
+      const auto* d = as<Binary>(added);
+      if (!d || d->op() != BinaryOp::kSub || to_string(d->a()) != term ||
+          !independent_of(d->b(), {j_.get(), c0_.get()}, written))
+        continue;
+      ExprPtr unused;
+      if (shifted_twin(t, &unused)) continue;  // the twin's own sum is summed
+      *shift = d->b();
+      return &t;
+    }
+    return nullptr;
+  }
+
   // The reduction's value once its pass has run, rounded to its dtype.
   ExprPtr finish(const RowReduce& r) {
     const auto& op = static_cast<const ops::Reduce&>(*r.call->op());
     const DType d = tensor_type(*r.call).dtype(), cd = compute_dtype(d);
     if (r.nans) return select(gt(r.nans, imm(r.nans->dtype(), 0)), imm(cd, std::numeric_limits<double>::quiet_NaN()), r.acc);
-    ExprPtr sum = round_to(d, cast(cd, r.acc));
+    ExprPtr shift;
+    const RowReduce* twin = shifted_twin(r, &shift);
+    const ExprPtr acc = twin ? add(twin->acc, mul(cast(DType::kF64, inner_), shift)) : ExprPtr(r.acc);
+    ExprPtr sum = round_to(d, cast(cd, acc));
     if (op.kind == ops::ReduceKind::kSum) return sum;
     return round_to(d, div(sum, cast(cd, inner_)));
   }
@@ -1165,7 +1195,8 @@ class Stage {
         if (it->depth == d) body = LetStmt::make(it->value, finish(*it), body);
       body = Seq::make({reduce_pass(d, d == depth, f.bs, caching), body});
       for (auto it = reduces_.rbegin(); it != reduces_.rend(); ++it) {
-        if (it->depth != d) continue;
+        ExprPtr shift;
+        if (it->depth != d || shifted_twin(*it, &shift)) continue;  // no accumulator of its own
         if (it->nans) body = LetStmt::make(it->nans, imm(it->nans->dtype(), 0), body);
         body = LetStmt::make(it->acc, initial(*it), body);
       }

@@ -14,6 +14,9 @@
 //     E[(x - m)^2] = M2 - 2 (m - k) M1 + (m - k)^2      for any m,
 //
 // with m the user's mean as computed (its f32 value, the one d subtracts).
+// The mean's own double sum is then derived from the shifted one,
+// sum(x) = sum(x - k) + n k (lower_loop_nest.cc: a sum with a shifted
+// twin), so the pass accumulates what the built-in's does and no more.
 // The identity is exact; in double its cancellation is bounded because k is
 // one of the row's elements ((m - k)^2 <= n E[(x - m)^2] for a row of n), so
 // the result is within n 2^-52 of the exact mean of squares, rounded once

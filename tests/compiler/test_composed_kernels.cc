@@ -289,14 +289,21 @@ TEST_F(ComposedKernels, LayerNormFromMeansIsOneLoopNest) {
 TEST_F(ComposedKernels, AVarianceFromMeansTakesTheMeansPass) {
   // mean(d * d) of d = x - mean(x) is computed from the row's moments about
   // its first element in the mean's own pass (one_pass_variance.h): the
-  // composed LayerNorm reads its row as often as the built-in does, and its
-  // shifted squares are FMAs in double, as the built-in's.
+  // composed LayerNorm reads its row as often as the built-in does, its
+  // shifted squares are FMAs in double, as the built-in's, and its mean is
+  // derived from the shifted sum.
   const std::string builtin = tir("layer_norm_builtin");
   for (const char* f : {"layer_norm_composed", "layer_norm_pow"}) {
     const std::string t = tir(f);
     EXPECT_EQ(count(t, "vectorized reduce("), count(builtin, "vectorized reduce(")) << t;
     EXPECT_EQ(count(t, "for (c_2, 0, "), 0) << t;  // no third pass over the row's chunks
     EXPECT_GT(count(t, "= __builtin_fma("), 0) << t;
+    // The user's mean sums nothing of its own: its sum is the shifted sum
+    // plus n times the shift, so the pass keeps the built-in's two
+    // accumulators.
+    EXPECT_EQ(count(t, "var acc"), count(builtin, "var acc")) << t;
+    EXPECT_EQ(count(t, "+ f64(x0[j]))"), 0) << t;
+    EXPECT_GT(count(t, "(f64(inner) * f64(v0))"), 0) << t;
     for (auto d : {1, 2, 33, 2048}) agree(f, {{3, d}, {d}, {d}});
   }
   // A mean of products of two deviations, or of a deviation from another
