@@ -169,10 +169,11 @@ test-wheel: | setup
 	bash tests/install/test_wheel.sh $(WHEEL_DIR)/venv/bin/python . $(WHEEL_DIR)/build
 
 # torch2-venv alone: the download, which .ci/run starts early and overlaps
-# with the builds.
+# with the builds. numpy too: make bench's torch 2.x children (Inductor, the
+# tensor-parallel MLP) import it, and torch only warns without it.
 torch2-venv:
 	test -x $(TORCH2_PY) || python3 -m venv $(TORCH2_VENV)
-	$(TORCH2_PY) -m pip install -q '$(TORCH2_SPEC)'
+	$(TORCH2_PY) -m pip install -q '$(TORCH2_SPEC)' numpy
 
 test-torch2: torch2-venv | setup
 	bash tests/install/test_wheel.sh $(TORCH2_PY) . $(TORCH2_DIR)/wheel
