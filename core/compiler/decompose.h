@@ -30,6 +30,10 @@ struct DecompositionNotes {
   // Sums that accumulate in their compute type, as the built-in (SoftMax's
   // sum of exponentials in float, as torch's CPU kernel), not in double.
   std::unordered_set<const ir::Expr*> compute_type_sums;
+  // Values that are never infinite or NaN (a shift the compiler chose for a
+  // row's moments): a row sum of e beside a sum of e minus such a value is
+  // derived from it (lower_loop_nest.h).
+  std::unordered_set<const ir::Expr*> finite;
 };
 
 // The composition computing call c (its operands already decomposed),

@@ -12,6 +12,7 @@
 #include "core/compiler/scalar_lowering.h"
 #include "core/ir/error.h"
 #include "core/compiler/codegen.h"
+#include "core/ops/math/math.h"
 #include "core/ops/tensor/tensor.h"
 #include "core/tir/functor.h"
 #include "core/tir/op.h"
@@ -1137,12 +1138,14 @@ class Stage {
     return nullptr;
   }
 
-  // A double sum whose every term is its twin's term plus one value c of
-  // the row: sum(e) = sum(e - c) + n c, so the pass adds only the twin's
-  // terms (the mean of x beside x's moments about its first element: a
-  // variance written from means, one_pass_variance.h; one double add per
+  // A double sum whose every term is its twin's term plus one finite value
+  // c of the row: sum(e) = sum(e - c) + n c, so the pass adds only the
+  // twin's terms (the mean of x beside x's moments about its first element:
+  // a variance written from means, one_pass_variance.h; one double add per
   // element less in the row's first pass). The sum is reassociated, as the
-  // vectorized sum already is; both are double. Null when r has no twin.
+  // vectorized sum already is; both are double. c must be finite (noted so
+  // by the rewrite that chose it): an infinite c makes every twin term
+  // infinite or NaN, whatever e's sum is. Null when r has no twin.
   const RowReduce* shifted_twin(const RowReduce& r, ExprPtr* shift) const {
     if (r.nans || r.acc->dtype() != DType::kF64) return nullptr;
     const std::string term = to_string(cast(DType::kF64, r.element));  // as it is added
@@ -1150,6 +1153,11 @@ class Stage {
     if (scratch_) written.insert(scratch_.get());
     for (const RowReduce& t : reduces_) {
       if (&t == &r || t.depth != r.depth || t.nans || t.acc->dtype() != DType::kF64) continue;
+      const auto* shifted = ir::expr_as<ir::Call>(t.call->args()[0]);  // e - c in HIR
+      if (!shifted || !shifted->op() || shifted->op()->name() != "Binary" ||
+          static_cast<const ops::Binary&>(*shifted->op()).kind != ops::BinaryKind::kSub ||
+          !env_.finite(*shifted->args()[1]))
+        continue;
       const ExprPtr added = cast(DType::kF64, t.element);
       const auto* d = as<Binary>(added);
       if (!d || d->op() != BinaryOp::kSub || to_string(d->a()) != term ||

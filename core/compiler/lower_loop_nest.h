@@ -78,6 +78,8 @@ struct StageEnv {
   // Whether a sum accumulates in its compute type rather than in double
   // (a decomposition's: decompose.h).
   std::function<bool(const ir::Call&)> compute_type_sum;
+  // Whether a value is never infinite or NaN (decompose.h).
+  std::function<bool(const ir::Expr&)> finite;
   // A materialized value of the stage's shape (with a slot) that a row
   // stage computes in its first pass and stores, instead of a stage of its
   // own writing it and this one reading it back (residual + RMSNorm's sum);

@@ -197,6 +197,7 @@ class SegmentLowering {
                  [this](const ir::Call& c, size_t axis) { return slice_begin(c, axis); },
                  [this](const ir::Call& c) { return !notes_.unchecked.count(&c); },
                  [this](const ir::Call& c) { return notes_.compute_type_sums.count(&c) > 0; },
+                 [this](const ir::Expr& x) { return notes_.finite.count(&x) > 0; },
                  std::move(produced), may_alias(s), target_};
     LoweredStage l;
     l.stage = tir::bind_common_calls(

@@ -1,5 +1,6 @@
 #include "core/compiler/one_pass_variance.h"
 
+#include <limits>
 #include <string_view>
 #include <utility>
 
@@ -77,7 +78,14 @@ class Rewriter final : public ir::ExprMutator {
     const ir::Call* inner = row_mean(m);
     if (!inner || inner->args()[0] != x || tensor_type(*x).dtype() != DType::kF32) return nullptr;
     const ExprPtr first = row_first(x);
-    const ExprPtr k = cast(first, DType::kF64);
+    // The shift: x[0], or 0 where x[0] is infinite or NaN (the moments are
+    // then NaN or infinite as the literal form's; a finite shift lets the
+    // mean's own sum be derived from the shifted one).
+    const ExprPtr x0 = cast(first, DType::kF64);
+    const ExprPtr finite = bin(ops::BinaryKind::kLt, unary(ops::UnaryKind::kAbs, x0),
+                               constant(std::numeric_limits<double>::infinity(), DType::kF64));
+    const ExprPtr k = make<ops::Where>({finite, x0, constant(0, DType::kF64)});
+    notes_->finite.insert(k.get());
     const ExprPtr s = sub(cast(x, DType::kF64), k);
     const ExprPtr m1 = row_reduce(ops::ReduceKind::kMean, s), m2 = row_reduce(ops::ReduceKind::kMean, mul(s, s));
     for (const ExprPtr& e : {first, m1, m2}) notes_->unchecked.insert(e.get());

@@ -8,7 +8,8 @@
 // pass over the row more than the built-in LayerNorm, whose moments come
 // from one pass. Over f32 rows (their means accumulate in double) the
 // compiler computes v the built-in's way, from the row's moments about its
-// first element k = x[0], in double, in the pass that computes the mean:
+// first element k = x[0] (0 when x[0] is infinite or NaN), in double, in
+// the pass that computes the mean:
 //
 //     M1 = E[x - k],  M2 = E[(x - k)^2]
 //     E[(x - m)^2] = M2 - 2 (m - k) M1 + (m - k)^2      for any m,
