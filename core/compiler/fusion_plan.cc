@@ -209,14 +209,18 @@ void FusionPlan::decide_fusion() {
   for (bool changed = true; changed;) {
     changed = false;
     choose_recomputed(is_output);
-    for (auto it = fused_.begin(); it != fused_.end();) {
-      const ir::TensorType& shape = tensor_type(*static_cast<const ir::Call*>(*it)->args()[0]);
+    // In the reductions' first-use order, not the set's: which reductions
+    // stay fused can depend on the order they are examined in, and the
+    // set's order is the nodes' addresses (a kernel generated twice must
+    // come out the same: its cache key and an AOT library's entry key are
+    // hashes of the text).
+    for (const ir::Call* r : reduces_) {
+      if (!fused_.count(r)) continue;
+      const ir::TensorType& shape = tensor_type(*r->args()[0]);
       bool ok = true;
-      for (const ir::Call* u : users_[*it]) ok = ok && row_closed(*u, shape, is_output);
-      if (ok) {
-        ++it;
-      } else {
-        it = fused_.erase(it);
+      for (const ir::Call* u : users_[r]) ok = ok && row_closed(*u, shape, is_output);
+      if (!ok) {
+        fused_.erase(r);
         changed = true;
       }
     }
