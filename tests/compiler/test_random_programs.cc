@@ -51,7 +51,9 @@
 // two batches at a time, so a few hundred cost a few compiler runs; every one
 // must compile natively and run without an error.
 // TF_RANDOM_PROGRAMS sets the count (default 300; `make test-long` runs 5000),
-// TF_RANDOM_SEED the seed.
+// TF_RANDOM_SEED the seed. TF_RANDOM_FROM=k replays a failure at r<k> in
+// minutes: the batches before k's are generated and draw their inputs from
+// the same random stream, but are neither compiled nor checked.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -931,6 +933,7 @@ std::string program_text(const ir::FunctionPtr& fn) {
 // One batch of generated programs sealed into one module, and the native
 // compile of its library, running in the background.
 struct Batch {
+  bool replayed_only = false;  // before TF_RANDOM_FROM: inputs drawn, nothing compiled
   ir::ModulePtr module;
   std::vector<ir::FunctionPtr> fns;  // sealed
   std::string path;
@@ -947,11 +950,13 @@ std::vector<ir::FunctionPtr> generate_programs(int64_t first, int64_t end, std::
   return fns;
 }
 
-Batch start_batch(int64_t first, int64_t end, std::mt19937& rng) {
+Batch start_batch(int64_t first, int64_t end, int64_t replay_from, std::mt19937& rng) {
   std::vector<ir::FunctionPtr> fns = generate_programs(first, end, rng);
   Batch b;
   b.module = sema::seal(ir::Target::default_cpu(), fns);
   for (const ir::FunctionPtr& f : fns) b.fns.push_back(b.module->lookup(f->name()));
+  b.replayed_only = end <= replay_from;
+  if (b.replayed_only) return b;
   b.path = ::testing::TempDir() + "/tf_random_" + std::to_string(::getpid()) + "_" + std::to_string(first) +
            ".so";
   b.compiled = std::async(std::launch::async, [fns = b.fns, path = b.path] {
@@ -962,7 +967,25 @@ Batch start_batch(int64_t first, int64_t end, std::mt19937& rng) {
 
 // Every program of the batch compiled natively and agrees with the
 // evaluator on two random bindings of (N, D).
+// Two random bindings of (N, D) for fn and its inputs under each.
+std::vector<std::pair<ir::DimBindings, std::vector<NDArray>>> draw_trials(const ir::Function& fn,
+                                                                          std::mt19937& rng) {
+  std::vector<std::pair<ir::DimBindings, std::vector<NDArray>>> trials;
+  for (int trial = 0; trial < 2; ++trial) {
+    ir::DimBindings bind{{"N", 1 + static_cast<int64_t>(rng() % 20)}, {"D", 1 + static_cast<int64_t>(rng() % 70)}};
+    std::vector<NDArray> in;
+    for (const ir::VarPtr& p : fn.params()) in.push_back(make_input(*p, bind, rng));
+    trials.emplace_back(std::move(bind), std::move(in));
+  }
+  return trials;
+}
+
 void check_batch(Batch& b, std::mt19937& rng, int64_t* checked) {
+  if (b.replayed_only) {
+    for (const ir::FunctionPtr& fn : b.fns) draw_trials(*fn, rng);
+    *checked += static_cast<int64_t>(b.fns.size());
+    return;
+  }
   std::vector<std::string> compiled;
   try {
     compiled = b.compiled.get();
@@ -986,11 +1009,7 @@ void check_batch(Batch& b, std::mt19937& rng, int64_t* checked) {
     // (its entry key is a hash of the text): generation must be a function
     // of the program.
     ASSERT_TRUE(k) << fn->name() << " has no entry in its library\n" << program_text(fn);
-    for (int trial = 0; trial < 2; ++trial) {
-      ir::DimBindings bind{{"N", 1 + static_cast<int64_t>(rng() % 20)},
-                           {"D", 1 + static_cast<int64_t>(rng() % 70)}};
-      std::vector<NDArray> in;
-      for (const ir::VarPtr& p : fn->params()) in.push_back(make_input(*p, bind, rng));
+    for (auto& [bind, in] : draw_trials(*fn, rng)) {
       const std::string what = fn->name() + " N=" + std::to_string(bind["N"]) + " D=" + std::to_string(bind["D"]);
       try {
         expect_agree(*k, *b.module, *fn, in, what);
@@ -1012,21 +1031,22 @@ TEST(RandomPrograms, CompiledAgreesWithEvaluator) {
   // Rationale: one compiler run is single-threaded and dominates the time,
   // so two batches compile at once while the oldest one is checked.
   const size_t kInFlight = 2;
+  const int64_t replay_from = env_int("TF_RANDOM_FROM", 0);
   std::mt19937 rng(static_cast<uint32_t>(env_int("TF_RANDOM_SEED", 12345)));
   std::deque<Batch> batches;
   int64_t next = 0, checked = 0;
   while (next < total || !batches.empty()) {
     for (; next < total && batches.size() < kInFlight; next += batch)
-      batches.push_back(start_batch(next, std::min(total, next + batch), rng));
+      batches.push_back(start_batch(next, std::min(total, next + batch), replay_from, rng));
     check_batch(batches.front(), rng, &checked);
     if (::testing::Test::HasFailure()) {
       for (Batch& b : batches) {
         if (b.compiled.valid()) b.compiled.wait();
-        std::remove(b.path.c_str());
+        if (!b.replayed_only) std::remove(b.path.c_str());
       }
       return;
     }
-    std::remove(batches.front().path.c_str());
+    if (!batches.front().replayed_only) std::remove(batches.front().path.c_str());
     batches.pop_front();
   }
   EXPECT_EQ(checked, total);
