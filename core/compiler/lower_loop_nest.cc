@@ -4,6 +4,7 @@
 #include <limits>
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -487,10 +488,13 @@ class Stage {
     return false;
   }
 
-  // Marks the outermost nodes of the stored value's tree that the last
-  // reduction pass computed; returns whether there are any. They are kept
-  // in the output row when it holds their dtype exactly (f32, f64), in a
-  // float scratch row (scratch_) for an f16 / bf16 output.
+  // Marks the outermost node of the stored value's tree that the last
+  // reduction pass computed; returns whether there is one. It is kept in
+  // the output row when it holds its dtype exactly (f32, f64), in a float
+  // scratch row (scratch_) for an f16 / bf16 output. One row holds one
+  // value per element, so one node is cached: a second (softmax(x) +
+  // softmax(2 x)'s other exp) is recomputed by the final pass; two sharing
+  // the row read each other's values.
   bool choose_cached(const ir::ExprPtr& e, bool root_inline) {
     const DType out = iter_.dtype(), dt = compute_dtype(out);
     if (reduces_.empty() || !(dt == DType::kF32 || dt == DType::kF64)) return false;
@@ -504,7 +508,7 @@ class Stage {
       if (!c || !c->op() || (env_.fused_reduce && env_.fused_reduce(*c))) return;
       auto it = reduce_values_.find(c);
       if (!top && it != reduce_values_.end() && reduces_[it->second.second].depth == last &&
-          tensor_type(*c).dtype() == dt && costly(x)) {
+          tensor_type(*c).dtype() == dt && costly(x) && (cached_.empty() || cached_.count(c))) {
         if (cached_.insert(c).second) cached_order_.push_back(c);
         return;
       }
@@ -1081,6 +1085,7 @@ class Stage {
     auto* seq = as<Seq>(out);
     if (!seq) return out;
     std::vector<StmtPtr> kept;
+    std::set<std::string> summed;  // keys whose fill became tf_exp_sum_n: a second sum of one adds its loads
     for (const StmtPtr& st : seq->stmts()) {
       // A row's store of its own element (the staged exp, now computed there) goes.
       auto* store = as<Store>(st);
@@ -1096,7 +1101,8 @@ class Stage {
       // across chunks keeps that bound whatever the row's length. Summing
       // each exp in double cost the composed softmax 0.15 ms of 1.3 (512 x
       // 4096 f32, one thread).
-      if (const std::string* key = summed_exp(st, *reductions, staged, filled)) {
+      const std::string* key = summed_exp(st, *reductions, staged, filled);
+      if (key && summed.insert(*key).second) {
         auto* a = as<Assign>(st);
         const auto& [buf, row] = staged.at(*key);
         const std::vector<ExprPtr> args{row ? address(buf, c0_) : ExprPtr(buf), sub(c1, c0_)};

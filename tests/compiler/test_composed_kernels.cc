@@ -58,6 +58,11 @@ def layer_norm_pow(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,),
     return d * rsqrt(mean(d ** 2, axes=-1) + 1e-5) * w + b
 
 @func
+def layer_norm_square(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    d = x - mean(x, axes=-1)
+    return d * rsqrt(mean(square(d), axes=-1) + 1e-5) * w + b
+
+@func
 def layer_norm_builtin(x: Tensor[(N, D), f32], w: Tensor[(D,), f32], b: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
     return layer_norm(x, w, b, eps=1e-5)
 
@@ -78,6 +83,23 @@ def not_a_variance(x: Tensor[(N, D), f32], y: Tensor[(N, D), f32]) -> tuple[Tens
     d = x - mean(x, axes=-1)
     e = y - mean(x, axes=-1)
     return mean(d * e, axes=-1), mean(e * e, axes=-1)
+
+@func
+def two_softmaxes(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return softmax(x, axis=-1) + softmax(x * 2.0, axis=-1)
+
+@func
+def two_softmaxes_bf16(x: Tensor[(N, D), bf16]) -> Tensor[(N, D), bf16]:
+    return softmax(x, axis=-1) * softmax(x * 3.0, axis=-1)
+
+@func
+def softmax_in_its_own_condition(p0: Tensor[(D,), f32], p1: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return where(p0 >= softmax(p0 + p1, axis=-1) + 0.775, pow(abs(p0) + 0.5, -1.6), softmax(p0 + p1, axis=-1))
+
+@func
+def one_exp_two_sums(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    e = exp(x - amax(x, axes=-1))
+    return e / sum(e, axes=-1) + e / sum(e, axes=-1)
 
 @func
 def row_scalars(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N, 1), f32], Tensor[(N, 1), f32]]:
@@ -294,13 +316,13 @@ TEST_F(ComposedKernels, LayerNormFromMeansIsOneLoopNest) {
 }
 
 TEST_F(ComposedKernels, AVarianceFromMeansTakesTheMeansPass) {
-  // mean(d * d) of d = x - mean(x) is computed from the row's moments about
+  // mean(d * d) (d ** 2, square(d)) of d = x - mean(x) is computed from the row's moments about
   // its first element in the mean's own pass (one_pass_variance.h): the
   // composed LayerNorm reads its row as often as the built-in does, its
   // shifted squares are FMAs in double, as the built-in's, and its mean is
   // derived from the shifted sum.
   const std::string builtin = tir("layer_norm_builtin");
-  for (const char* f : {"layer_norm_composed", "layer_norm_pow"}) {
+  for (const char* f : {"layer_norm_composed", "layer_norm_pow", "layer_norm_square"}) {
     const std::string t = tir(f);
     EXPECT_EQ(count(t, "vectorized reduce("), count(builtin, "vectorized reduce(")) << t;
     EXPECT_EQ(count(t, "for (c_2, 0, "), 0) << t;  // no third pass over the row's chunks
@@ -379,6 +401,25 @@ TEST_F(ComposedKernels, AReturnedValueOfRowReductionsReadsThemFromMemory) {
   // over rows of one element: the reductions are computed before it (they
   // once ran inside it, over one element of each row).
   for (auto d : {1, 3, 100, 4096}) agree("row_scalars", {{5, d}});
+}
+
+TEST_F(ComposedKernels, TwoExpsOfTheLastPassDoNotShareTheOutputRow) {
+  // The output row (or an f16 / bf16 output's float row) caches one value
+  // of the last reduction pass per element. Two softmaxes in one stage once
+  // both cached their exps there, each reading the other's, and one of the
+  // sums was never accumulated: inf everywhere. (Found by the random
+  // programs: softmax in its own where's condition.)
+  for (auto rows : std::vector<std::vector<int64_t>>{{3, 37}, {64, 600}, {2, 3000}}) {
+    agree("two_softmaxes", {rows});
+    agree("two_softmaxes_bf16", {rows});
+    agree("softmax_in_its_own_condition", {{rows[1]}, rows});
+  }
+}
+
+TEST_F(ComposedKernels, TwoSumsOfOneExpEachSumIt) {
+  // The first sum takes the exp routine's sweep (tf_exp_sum_n); the second
+  // once replaced it and left the first at 0.
+  for (auto d : {5, 300, 3000}) agree("one_exp_two_sums", {{4, d}});
 }
 
 TEST_F(ComposedKernels, FusedMaxPropagatesNaNAsTheEvaluator) {
