@@ -36,8 +36,10 @@ const ir::Call* binary(const ExprPtr& e, ops::BinaryKind kind) {
   return b && b->kind == kind ? c : nullptr;
 }
 
-// The deviation d of a square d * d or d ** 2; else null.
+// The deviation d of a square d * d, d ** 2 or square(d); else null.
 const ExprPtr* squared(const ExprPtr& e) {
+  if (const auto [c, u] = call_of<ops::Unary>(e, "Unary"); u && u->kind == ops::UnaryKind::kSquare)
+    return &c->args()[0];
   if (const ir::Call* m = binary(e, ops::BinaryKind::kMul); m && m->args()[0] == m->args()[1])
     return &m->args()[0];
   if (const ir::Call* p = binary(e, ops::BinaryKind::kPow)) {

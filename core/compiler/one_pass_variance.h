@@ -2,7 +2,7 @@
 // as the mean of squared deviations from the row's mean,
 //
 //     d = x - mean(x, axes=-1)
-//     v = mean(d * d, axes=-1)          (or d ** 2)
+//     v = mean(d * d, axes=-1)          (or d ** 2, square(d))
 //
 // which, taken literally, needs the row's mean before its first square: one
 // pass over the row more than the built-in LayerNorm, whose moments come
