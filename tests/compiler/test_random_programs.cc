@@ -6,7 +6,8 @@
 //     through the other float type, and a round trip through i32 / i64 with
 //     integer arithmetic (floor division included) on values known to be
 //     small integers; Zeros of a pool value's shape as an operand;
-//   - row ops RMSNorm, LayerNorm and SoftMax, also in the row-op producer
+//   - row ops RMSNorm, LayerNorm and SoftMax (now and then two softmaxes
+//     combined, one stage with two sets of exps and sums), also in the row-op producer
 //     pattern: the row op's elementwise input is also an output or is read
 //     again, so the compiler computes it in the row stage (fusable_producer);
 //   - last-axis Reduce read back along its row (the normalization pattern,
@@ -215,7 +216,11 @@ class ProgramGenerator {
       case 4: return call<ops::Silu>({any()});
       case 5: return call<ops::Gelu>({any()}, pick(2) ? "tanh" : "none");
       case 6: return call<ops::RMSNorm>({full(), any_vector()}, 1e-5);
-      case 7: return call<ops::SoftMax>({full()}, -1);
+      case 7: {  // softmax; now and then two in one stage, each with its own exps and sums
+        ir::ExprPtr s = call<ops::SoftMax>({full()}, -1);
+        if (pick(3) != 0) return s;
+        return binary(s, call<ops::SoftMax>({full()}, -1), pick(2) ? BinaryKind::kAdd : BinaryKind::kMul);
+      }
       case 8: {  // compare, then back to float
         return cast(compare(any(), pick(2) ? BinaryKind::kLt : BinaryKind::kGe), dt_);
       }
