@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -77,6 +79,10 @@ inline double element(const NDArray& a, int64_t i) {
 
 struct Tolerance {
   double atol, rtol;
+  // A multiple of the output's largest finite magnitude, added to every
+  // element's bound: an element summed from terms that large (a MatMul's
+  // dot product that cancels) carries their rounding, not its own.
+  double of_largest = 0;
 };
 // f32 allows the compiled exp (~2 ulp) and reassociated row sums; f64 only
 // reassociation.
@@ -95,11 +101,14 @@ inline Tolerance tolerance(DType d) {
 // inf == inf of the same sign). Returns a description of the first one.
 inline std::string compare(const NDArray& got, const NDArray& want, Tolerance tol) {
   if (got.shape() != want.shape() || got.dtype() != want.dtype()) return "shape or dtype differs";
+  double largest = 0;
+  for (int64_t i = 0; tol.of_largest > 0 && i < want.numel(); ++i)
+    if (std::isfinite(element(want, i))) largest = std::max(largest, std::abs(element(want, i)));
   for (int64_t i = 0; i < want.numel(); ++i) {
     double g = element(got, i), w = element(want, i);
     if (std::isnan(w) && std::isnan(g)) continue;
     if (std::isinf(w) && g == w) continue;
-    if (!(std::abs(g - w) <= tol.atol + tol.rtol * std::abs(w)))
+    if (!(std::abs(g - w) <= tol.atol + tol.rtol * std::abs(w) + tol.of_largest * largest))
       return "element " + std::to_string(i) + ": native " + std::to_string(g) + " vs evaluator " +
              std::to_string(w);
   }
@@ -192,13 +201,18 @@ inline void expect_device_agrees(const ir::Function& fn, const std::vector<NDArr
 }
 
 // Runs both backends and expects agreement on every output.
+// of_largest: Tolerance::of_largest of every float output, in units of its
+// dtype's epsilon.
 inline void expect_agree(const compiler::CompiledFunction& k, const ir::Module& m, const ir::Function& fn,
-                         const std::vector<NDArray>& inputs, const std::string& what) {
+                         const std::vector<NDArray>& inputs, const std::string& what, double of_largest = 0) {
   std::vector<NDArray> want = eval::evaluate(m, fn, inputs);
   std::vector<NDArray> got = run_native(k, fn, inputs);
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < want.size(); ++i) {
-    std::string diff = compare(got[i], want[i], tolerance(want[i].dtype()));
+    Tolerance tol = tolerance(want[i].dtype());
+    if (want[i].dtype() == DType::kF32) tol.of_largest = of_largest * std::numeric_limits<float>::epsilon();
+    if (want[i].dtype() == DType::kF64) tol.of_largest = of_largest * std::numeric_limits<double>::epsilon();
+    std::string diff = compare(got[i], want[i], tol);
     EXPECT_EQ(diff, "") << what << ", output #" << i;
   }
   // The same function compiles for CUDA too; with TF_CUDA_EMULATE=1 its
