@@ -982,8 +982,6 @@ Batch start_batch(int64_t first, int64_t end, int64_t replay_from, std::mt19937&
   return b;
 }
 
-// Every program of the batch compiled natively and agrees with the
-// evaluator on two random bindings of (N, D).
 // Two random bindings of (N, D) for fn and its inputs under each.
 std::vector<std::pair<ir::DimBindings, std::vector<NDArray>>> draw_trials(const ir::Function& fn,
                                                                           std::mt19937& rng) {
@@ -997,6 +995,9 @@ std::vector<std::pair<ir::DimBindings, std::vector<NDArray>>> draw_trials(const 
   return trials;
 }
 
+// Every program of the batch compiled natively and agrees with the
+// evaluator on two random bindings of (N, D); a replayed-only batch just
+// draws them.
 void check_batch(Batch& b, std::mt19937& rng, int64_t* checked) {
   if (b.replayed_only) {
     for (const ir::FunctionPtr& fn : b.fns) draw_trials(*fn, rng);
