@@ -672,7 +672,7 @@ class Stage {
   // for (j in [lo, hi)) y[j] = value, in chunks of kChunk through L1 when
   // the value needs any (see the header); streamed when `nt` holds.
   StmtPtr store_loop(const VarPtr& y, const ExprPtr& lo, const ExprPtr& hi, const ExprPtr& value, const VarPtr& nt,
-                     bool stream_only = false) {
+                     bool stream_only = false, const VarPtr& pf = nullptr) {
     const DType dt = iter_.dtype();
     // A half row is narrowed a chunk at a time on the CPU (F16C); a GPU
     // thread rounds its own elements as it stores them.
@@ -693,6 +693,7 @@ class Stage {
       for (auto& [buf, l] : wide_fill)
         body.push_back(Evaluate::make(
             extern_call("tf_widen_n", {buf, address(l->row, mul(c0_, l->stride)), l->stride, n})));
+      if (streamed && pf) body.push_back(prefetch_ahead(c1, pf));
       const std::unordered_set<const Var*> in_row = staged_in_row(value);
       for (const Staged& s : staged_) {
         std::vector<ExprPtr> args{s.buf, n};
@@ -733,6 +734,28 @@ class Stage {
     else plain = For::make(j_, lo, sub(hi, lo), ForKind::kVectorized, Store::make(y, j_, cast(dt, value)));
     if (!nt) return plain;
     return IfThenElse::make(nt, chunks(true), plain);
+  }
+
+  // Prefetches into L2 of every leaf's elements kPrefetchAhead bytes past
+  // the chunk [c0, c1), one per cache line, for a streamed elementwise
+  // stage that moves more than L3 holds (pf: see wrap). One thread keeps
+  // only about a dozen line misses in flight from L1; a prefetch to L2 uses
+  // the L2's own queue, so more of DRAM's latency overlaps. A leaf of lower
+  // rank than the stage (a weight row) is re-read from cache every row.
+  StmtPtr prefetch_ahead(const VarPtr& c1, const VarPtr& pf) const {
+    const size_t r = rank();
+    std::vector<StmtPtr> out;
+    for (const Leaf& l : leaves_) {
+      if (l.inner_zero || env_.slot(l.slot).type->rank() < r) continue;
+      const int64_t width = ir::dtype_bytes(l.row->dtype());
+      const int64_t step = std::max<int64_t>(1, 64 / width);
+      VarPtr p = Var::make("p", kIndex);
+      ExprPtr at = add(i64(kPrefetchAhead / width), add(c0_, mul(p, i64(step))));
+      StmtPtr fetch = For::make(p, i64(0), div(add(sub(c1, c0_), i64(step - 1)), i64(step)), ForKind::kSerial,
+                                Evaluate::make(extern_call("__builtin_prefetch", {address(l.row, at), i32(0), i32(2)})));
+      out.push_back(IfThenElse::make(land(pf, eq(l.stride, i64(1))), fetch));
+    }
+    return Seq::make(std::move(out));
   }
 
   // ---- the parts both skeletons share ---------------------------------------
@@ -841,6 +864,7 @@ class Stage {
   // What both skeletons declare around their parallel loop.
   struct Frame {
     VarPtr outer, fast, nt;  // nt is null when the stage does not stream
+    VarPtr pf;               // null but in an elementwise stage that streams
     std::vector<std::pair<VarPtr, ExprPtr>> lets;  // the leaves' broadcast strides
     std::vector<std::vector<VarPtr>> bs;           // bs[leaf][axis]
     std::vector<ExprPtr> base;                     // base[leaf]: offset at index 0, or null
@@ -851,6 +875,7 @@ class Stage {
     f.bs = leaf_strides(f.lets, &f.base);
     f.fast = Var::make("fast", Type::scalar(DType::kBool));
     if (can_stream() || streams_cached_row()) f.nt = Var::make("nt", Type::scalar(DType::kBool));
+    if (f.nt && reduces_.empty()) f.pf = Var::make("pf", Type::scalar(DType::kBool));
     return f;
   }
 
@@ -859,6 +884,13 @@ class Stage {
   StmtPtr wrap(const std::string& what, StmtPtr par, const Frame& f) {
     const size_t r = rank();
     StmtPtr stage = par;
+    if (f.pf) {
+      // Bytes per element of the stage: its output and every leaf as large.
+      int64_t moved = ir::dtype_bytes(iter_.dtype());
+      for (const Leaf& l : leaves_)
+        if (!l.inner_zero && env_.slot(l.slot).type->rank() == r) moved += ir::dtype_bytes(l.row->dtype());
+      stage = LetStmt::make(f.pf, ge(mul(mul(f.outer, inner_), i64(moved)), i64(kPrefetchMinBytes)), stage);
+    }
     if (f.nt) {
       const int64_t bytes = ir::dtype_bytes(iter_.dtype());
       stage = LetStmt::make(f.nt, land(ge(mul(mul(f.outer, inner_), i64(bytes)), i64(kStreamMinBytes)),
@@ -888,7 +920,7 @@ class Stage {
     const size_t r = rank();
     VarPtr nb = Var::make("nb", kIndex), t = Var::make("t", kIndex), row = Var::make("row", kIndex);
     VarPtr j0 = Var::make("j0", kIndex), j1 = Var::make("j1", kIndex), y = Var::make("y", out.data->type());
-    StmtPtr body = pieces_.empty() ? store_loop(y, j0, j1, value, f.nt) : piece_loops(y, j0, j1, f.nt);
+    StmtPtr body = pieces_.empty() ? store_loop(y, j0, j1, value, f.nt, false, f.pf) : piece_loops(y, j0, j1, f);
     StmtPtr par;
     if (r < 2) {
       body = row_body(body, f.fast, row, f.bs, f.base);
@@ -933,7 +965,7 @@ class Stage {
 
   // The store loop over [j0, j1) cut at the concats' piece boundaries: each
   // piece's range, intersected with the block, stores that piece's value.
-  StmtPtr piece_loops(const VarPtr& y, const VarPtr& j0, const VarPtr& j1, const VarPtr& nt) {
+  StmtPtr piece_loops(const VarPtr& y, const VarPtr& j0, const VarPtr& j1, const Frame& f) {
     std::vector<StmtPtr> loops;
     const std::vector<Staged> staged = staged_;
     for (const Piece& p : pieces_) {
@@ -945,7 +977,7 @@ class Stage {
       }
       VarPtr plo = Var::make("plo", kIndex), phi = Var::make("phi", kIndex);
       staged_ = p.staged;
-      StmtPtr loop = IfThenElse::make(lt(plo, phi), store_loop(y, plo, phi, p.value, nt));
+      StmtPtr loop = IfThenElse::make(lt(plo, phi), store_loop(y, plo, phi, p.value, f.nt, false, f.pf));
       loops.push_back(LetStmt::make(plo, lo, LetStmt::make(phi, hi, loop)));
     }
     staged_ = staged;

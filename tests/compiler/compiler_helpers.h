@@ -32,6 +32,13 @@ namespace tf::comptest {
 using ir::DType;
 using runtime::NDArray;
 
+// How many times `what` occurs in `text` (a generated TIR or source).
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 // Uniform values in [lo, hi] (f32 / f64 / f16 / bf16; i32 / i64 take ten
 // times the value, bool its sign).
 inline NDArray uniform_array(DType d, const std::vector<int64_t>& shape, std::mt19937& rng, double lo, double hi) {

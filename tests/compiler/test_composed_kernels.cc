@@ -155,13 +155,6 @@ def centred_then_rms_norm(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> tuple
     return rms_norm(c, w, eps=1e-5), c
 )";
 
-// How many times `what` occurs in `text`.
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 class ComposedKernels : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "composed.py"); }

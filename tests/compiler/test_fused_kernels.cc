@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "compiler_helpers.h"
+#include "core/compiler/codegen.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
 
@@ -79,6 +80,10 @@ def weight_reads_input(x: Tensor[(N, D), f32], r: Tensor[(N, D), f32]) -> tuple[
 @func
 def acts(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return tanh(sigmoid(x) * 2.0 - 1.0) + relu(x)
+
+@func
+def weighted(x: Tensor[(N, D), f32], w: Tensor[(D,), f32]) -> Tensor[(N, D), f32]:
+    return silu(x) * w
 
 @func
 def scaled_softmax(x: Tensor[(N, D), f32], c: Tensor[(N, 1), f32]) -> Tensor[(N, D), f32]:
@@ -183,6 +188,31 @@ TEST_F(FusedKernels, FusedPatternsAreOneStage) {
     // max, its sum and softmax(s) + s.
     EXPECT_EQ(stages, 1u) << name << "\n" << text.substr(text.find("TF_ENTRY("));
   }
+}
+
+TEST_F(FusedKernels, ElementwiseStagesMovingMoreThanL3PrefetchTheirInputsAhead) {
+  auto tir = [&](const char* name) { return compiler::generate(*module_->lookup(name)).tir; };
+  // silu(a) * b moves 12 bytes per element: the flag holds from 256 MiB.
+  const std::string sw = tir("swiglu");
+  EXPECT_NE(sw.find("let pf: bool = (((outer * inner) * 12) >= 268435456)"), std::string::npos) << sw;
+  // Both inputs, one prefetch per 64-byte line, 16 KiB past the chunk, into
+  // L2; only in the streamed copies of the loop (unit strides or not, one
+  // or several threads), and in the general-stride ones only where the
+  // leaf's own stride is 1.
+  EXPECT_EQ(count(sw, "@__builtin_prefetch(&x0[(4096 + (c0 + (p * 16)))], i32(0), i32(2))"), 4) << sw;
+  EXPECT_EQ(count(sw, "@__builtin_prefetch(&x1[(4096 + (c0 + (p_1 * 16)))], i32(0), i32(2))"), 4) << sw;
+  EXPECT_EQ(count(sw, "if ((pf && (is0 == 1))) {"), 2) << sw;
+  EXPECT_EQ(count(sw, "@__builtin_prefetch("), 8) << sw;
+  // A weight row of lower rank is read from cache each row: not fetched,
+  // and not counted in the bytes moved.
+  const std::string wt = tir("weighted");
+  EXPECT_NE(wt.find("let pf: bool = (((outer * inner) * 8) >= 268435456)"), std::string::npos) << wt;
+  EXPECT_EQ(count(wt, "@__builtin_prefetch(&x0["), 4) << wt;
+  EXPECT_EQ(count(wt, "@__builtin_prefetch("), 4) << wt;
+  // Row stages prefetch their next row instead (its own flagless form).
+  const std::string rms = tir("rmsnorm");
+  EXPECT_EQ(rms.find("let pf:"), std::string::npos) << rms;
+  check("weighted", {{3, 5}, {5}}, {{9, 5000}, {5000}});
 }
 
 TEST_F(FusedKernels, DumpDirReceivesTheSource) {
