@@ -16,6 +16,7 @@
 
 #include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/scalars.h"
+#include "core/compiler/target.h"
 #include "core/tir/op.h"
 #include "core/tir/stmt.h"
 
@@ -33,6 +34,8 @@ struct EntryVars {
   tir::VarPtr scalars;  // i64*: RS, the values the host resolves per call
   // Registers a value for the host to resolve; returns its index in RS.
   std::function<size_t(const RuntimeScalar&)> add_scalar;
+  // The schedule's target: only the CPU streams stores past its cache.
+  Target target = Target::kCpu;
 };
 
 struct LoweredStage {

@@ -247,7 +247,8 @@ class SegmentLowering {
                      out_.info,
                      out_.rt,
                      out_.scalars,
-                     [this](const RuntimeScalar& r) { return add_run_time_scalar(r); }};
+                     [this](const RuntimeScalar& r) { return add_run_time_scalar(r); },
+                     target_};
   }
 
   // Verifies a lowered stage and records it: its precheck among the

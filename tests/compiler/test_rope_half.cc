@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "compiler_helpers.h"
+#include "core/compiler/codegen.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
 
@@ -185,6 +186,30 @@ TEST_F(RopeHalf, RopeIsOneStageForBothOutputs) {
   for (size_t at = text.find("// stage:"); at != std::string::npos; at = text.find("// stage:", at + 1)) ++stages;
   EXPECT_EQ(stages, 1u) << "RoPE should be one loop nest writing both outputs";
   EXPECT_NE(text.find("stage: rope -> slots 5, 6"), std::string::npos);
+}
+
+TEST_F(RopeHalf, LargeRopeOutputsStreamPastTheCache) {
+  // An f32 / f64 output of 16 MiB or more with rows of up to 256 is
+  // computed a head's row at a time into an L1 buffer and streamed out,
+  // each task fencing once; f16 / bf16 outputs are stored as they are.
+  const std::string tir = compiler::generate(fn("rope32")).tir;
+  EXPECT_NE(tir.find("let nt_q: bool = ((((((Bn * Sn) * sh5[2]) * D) * 4) >= 16777216) && (D <= 256))"),
+            std::string::npos) << tir;
+  EXPECT_NE(tir.find("let nt_k: bool = ((((((Bn * Sn) * sh6[2]) * D) * 4) >= 16777216) && (D <= 256))"),
+            std::string::npos) << tir;
+  // One stream per head's row and one fence per task's loop over heads, in
+  // every copy of the loop (unswitched per flag, and a one-thread twin).
+  EXPECT_GT(count(tir, "@tf_stream(yr, buf, D)"), 0) << tir;
+  EXPECT_GT(count(tir, "@tf_stream(yr_1, buf_1, D)"), 0) << tir;
+  EXPECT_EQ(count(tir, "@tf_stream("), count(tir, "@tf_stream_fence()")) << tir;
+  EXPECT_EQ(count(compiler::generate(fn("rope16")).tir, "tf_stream"), 0);
+  // Streamed (1024 rows of 32 heads x 128: 16 MiB each) and, for rows of
+  // 384, not; both agree with the evaluator.
+  const ir::Function& f = fn("rope32");
+  auto k = compiler::compile(f);
+  std::mt19937 rng(37);
+  expect_agree(*k, *module_, f, rope_inputs(f, 1, 1024, 32, 32, 128, 2048, rng), "streamed rope");
+  expect_agree(*k, *module_, f, rope_inputs(f, 1, 512, 32, 1, 384, 600, rng), "rope of long rows");
 }
 
 TEST_F(RopeHalf, RopeStridedInputs) {
