@@ -724,7 +724,9 @@ class Stage {
       for (auto it = wide_fill.rbegin(); it != wide_fill.rend(); ++it)
         chunk = Allocate::make(it->first, i64(kChunk), MemoryScope::kLocal, chunk);
       StmtPtr loop = chunk_loop(lo, hi, c1, chunk);
-      if (streamed) loop = Seq::make({loop, Evaluate::make(extern_call("tf_stream_fence", {}))});
+      // A row stage's task is its row, and this its last streamed write;
+      // an elementwise task fences once after all its rows (fenced()).
+      if (streamed && !reduces_.empty()) loop = Seq::make({loop, Evaluate::make(extern_call("tf_stream_fence", {}))});
       return loop;
     };
     if (stream_only) return chunks(true);
@@ -743,10 +745,9 @@ class Stage {
   // the L2's own queue, so more of DRAM's latency overlaps. A leaf of lower
   // rank than the stage (a weight row) is re-read from cache every row.
   StmtPtr prefetch_ahead(const VarPtr& c1, const VarPtr& pf) const {
-    const size_t r = rank();
     std::vector<StmtPtr> out;
-    for (const Leaf& l : leaves_) {
-      if (l.inner_zero || env_.slot(l.slot).type->rank() < r) continue;
+    for (const Leaf* lp : streamed_leaves()) {
+      const Leaf& l = *lp;
       const int64_t width = ir::dtype_bytes(l.row->dtype());
       const int64_t step = std::max<int64_t>(1, 64 / width);
       VarPtr p = Var::make("p", kIndex);
@@ -759,6 +760,26 @@ class Stage {
   }
 
   // ---- the parts both skeletons share ---------------------------------------
+
+  // One leaf per slot that is as large as the stage and varies along its
+  // rows: the inputs an elementwise stage streams through (a rotate-half's
+  // two halves of q and q itself are three leaves of one slot).
+  std::vector<const Leaf*> streamed_leaves() const {
+    std::vector<const Leaf*> out;
+    std::set<size_t> slots;
+    for (const Leaf& l : leaves_)
+      if (!l.inner_zero && env_.slot(l.slot).type->rank() >= rank() && slots.insert(l.slot).second) out.push_back(&l);
+    return out;
+  }
+
+  // An elementwise task's body, then, when the stage streams, a store
+  // fence: streamed stores are visible to other threads only after one, and
+  // the stage ends at a barrier. Once per task rather than per row: a fence
+  // waits for every pending streamed line, and a RoPE's rows are 512 bytes.
+  static StmtPtr fenced(const StmtPtr& body, const VarPtr& nt) {
+    if (!nt) return body;
+    return Seq::make({body, IfThenElse::make(nt, Evaluate::make(extern_call("tf_stream_fence", {})))});
+  }
 
   // Strides of every leaf along the stage's axes through its index map (an
   // axis of extent 1 has stride 0: broadcasting), as Lets appended to
@@ -885,17 +906,19 @@ class Stage {
     const size_t r = rank();
     StmtPtr stage = par;
     if (f.pf) {
-      // Bytes per element of the stage: its output and every leaf as large.
+      // Bytes per element of the stage: its output and every input as large.
       int64_t moved = ir::dtype_bytes(iter_.dtype());
-      for (const Leaf& l : leaves_)
-        if (!l.inner_zero && env_.slot(l.slot).type->rank() == r) moved += ir::dtype_bytes(l.row->dtype());
-      stage = LetStmt::make(f.pf, ge(mul(mul(f.outer, inner_), i64(moved)), i64(kPrefetchMinBytes)), stage);
+      for (const Leaf* l : streamed_leaves()) moved += ir::dtype_bytes(l->row->dtype());
+      stage = LetStmt::make(f.pf, ge(mul(mul(f.outer, inner_), i64(moved)), prefetch_min_bytes()), stage);
     }
     if (f.nt) {
       const int64_t bytes = ir::dtype_bytes(iter_.dtype());
-      stage = LetStmt::make(f.nt, land(ge(mul(mul(f.outer, inner_), i64(bytes)), i64(kStreamMinBytes)),
-                                       ge(inner_, i64(kStreamMinRow))),
-                            stage);
+      // A row stage's task is a row, fenced on its own; an elementwise task
+      // writes consecutive rows and fences once, so short rows stream too
+      // where each is whole cache lines.
+      ExprPtr rows_ok = ge(inner_, i64(kStreamMinRow));
+      if (reduces_.empty()) rows_ok = lor(rows_ok, eq(mod(mul(inner_, i64(bytes)), i64(64)), i64(0)));
+      stage = LetStmt::make(f.nt, land(ge(mul(mul(f.outer, inner_), i64(bytes)), stream_min_bytes()), rows_ok), stage);
     }
     stage = LetStmt::make(f.fast, unit_strides(f.bs), stage);
     for (auto it = f.lets.rbegin(); it != f.lets.rend(); ++it) stage = LetStmt::make(it->first, it->second, stage);
@@ -925,6 +948,7 @@ class Stage {
     if (r < 2) {
       body = row_body(body, f.fast, row, f.bs, f.base);
       body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/!env_.out_may_alias);
+      body = fenced(body, f.nt);
       body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
                                                           LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
       par = For::make(t, i64(0), mul(f.outer, nb), ForKind::kParallel, body, {},
@@ -943,7 +967,7 @@ class Stage {
       }
       body = leaf_rows(body, f.fast, f.bs, off);
       body = LetStmt::make(y, address(out.data, mul(add(mul(grp, m), i), inner_)), body, /*no_alias=*/!env_.out_may_alias);
-      body = For::make(i, lo, sub(min(m, add(lo, tr)), lo), ForKind::kSerial, body);
+      body = fenced(For::make(i, lo, sub(min(m, add(lo, tr)), lo), ForKind::kSerial, body), f.nt);
       for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
       body = LetStmt::make(lo, mul(mod(u, ntile), tr), body);
       body = LetStmt::make(grp, div(u, ntile), body);
@@ -1363,6 +1387,10 @@ bool is_view(const ir::Op& op) {
   const std::string_view n = op.name();
   return n == "Slice" || n == "Transpose" || n == "Reshape" || n == "Concat";
 }
+
+// The prelude's functions of the cache size (i64 results).
+ExprPtr stream_min_bytes() { return Call::make(kIndex, "tf_stream_min_bytes", {}, Call::kExtern); }
+ExprPtr prefetch_min_bytes() { return Call::make(kIndex, "tf_prefetch_min_bytes", {}, Call::kExtern); }
 
 bool is_row_reduce(const ir::Call& c) {
   if (!c.op() || c.op()->name() != "Reduce") return false;

@@ -113,22 +113,37 @@ inline const tir::Type kIndex = tir::Type::scalar(ir::DType::kI64);
 // its own routines).
 constexpr int64_t kChunk = 256;
 constexpr int64_t kBlock = 16384;
-constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
-// Each streamed row ends with a store fence: rows shorter than this do not
-// stream (RoPE written by hand over [4, 512, 32, 128] f32, rows of 128: a
-// fence per 512 bytes made it 4x slower than not streaming).
+// Streaming and prefetching depend on whether a stage's data is still in
+// the last-level cache when it is next read, so their thresholds are
+// fractions of that cache's size, read at run time (the prelude's
+// tf_llc_bytes: the system's L3, or TF_LLC_BYTES):
+// - stream_min_bytes(), a quarter of it: outputs this large are streamed.
+//   Measured on a 300 MiB L3 through torch.ops, warm allocator, 3
+//   alternating rounds, ms, streamed / stored, rows of 4096 f32, 1 thread:
+//   at 32 MiB softmax 4.09-4.22 / 2.81-2.97, rmsnorm 2.65-2.77 / 2.34-2.51,
+//   silu * b 3.64-4.04 / 3.36-3.58, a * b 2.83-2.95 / 3.40-3.48 (the one
+//   loss); at 128 MiB rmsnorm 9.7-11.9 / 20.1-21.5, layer_norm 11.5-13.4 /
+//   22.0-23.4, a * b 15.4-19.5 / 25.0-26.4, RoPE 29-37 / 45-49 (2 threads
+//   alike, but softmax at 128 MiB: 8.1-8.4 / 6.4-7.3). The fixed 16 MiB
+//   this replaces measured best on a host with slower memory.
+// - prefetch_min_bytes(), three quarters of it: a streamed elementwise
+//   stage moving this many bytes (its inputs and output together)
+//   prefetches its leaves kPrefetchAhead bytes ahead into L2. Measured on
+//   the same machine, without / with, rows of 4096 f32: at 8192 rows (384
+//   MiB moved) silu * b 25.8-28.5 / 22.6-25.4 on 1 thread, 13.2-15.2 /
+//   11.3-11.4 on 2; a * b 19.6-20.3 / 17.9-18.8 and 9.3-9.8 / 7.1-7.7;
+//   gelu-tanh (256 MiB) 24.0-29.9 / 16.4-20.1 and 10.6-11.7 / 8.6-9.2.
+//   With less, the previous call leaves much of it in cache, and the
+//   prefetches cost silu * b on two threads 1.95 / 2.25 at 2048 rows (96
+//   MiB moved) and 4.0 / 4.7 at 4096 (192).
+tir::ExprPtr stream_min_bytes();
+tir::ExprPtr prefetch_min_bytes();
+// A row stage's task is one row, which ends with a store fence: rows
+// shorter than this do not stream there (a fence per 512 bytes made a RoPE
+// 4x slower than not streaming). An elementwise task fences once after its
+// rows, which stream when each is whole cache lines (RoPE's rows of 128
+// f32, composed: 44.8-49.9 / 29.1-30.7 ms at 128 MiB on one thread).
 constexpr int64_t kStreamMinRow = 2048;
-// A streamed elementwise stage that moves at least this many bytes (its
-// inputs and output together: more than this machine's share of L3 keeps
-// between calls) prefetches its leaves kPrefetchAhead bytes ahead into L2.
-// Measured through torch.ops, warm allocator, 3 alternating rounds, ms,
-// without / with, rows of 4096 f32: at 8192 rows (384 MiB moved) silu * b
-// 25.8-28.5 / 22.6-25.4 on 1 thread, 13.2-15.2 / 11.3-11.4 on 2; a * b
-// 19.6-20.3 / 17.9-18.8 and 9.3-9.8 / 7.1-7.7; gelu-tanh (256 MiB)
-// 24.0-29.9 / 16.4-20.1 and 10.6-11.7 / 8.6-9.2. With less, the previous
-// call leaves much of it in L3, and the prefetches cost silu * b on two
-// threads 1.95 / 2.25 at 2048 rows (96 MiB) and 4.0 / 4.7 at 4096 (192).
-constexpr int64_t kPrefetchMinBytes = int64_t{256} << 20;
 constexpr int64_t kPrefetchAhead = 16384;
 constexpr int64_t kElementwiseParallelMin = 65536;
 // An elementwise stage's task covers at least this many elements (several

@@ -43,7 +43,7 @@ StmtPtr check_positions(const EntryVars& e, const Rope& op, const VarPtr& ok, co
 }
 
 // Whether one output of rope streams its rows past the cache (tf_stream):
-// an f32 / f64 output of kStreamMinBytes or more on the CPU, with rows of
+// an f32 / f64 output of stream_min_bytes() or more on the CPU, with rows of
 // up to kChunk (a head's row goes through one L1 buffer). A plain store
 // reads each output line in before writing it, a third of the stage's
 // traffic. A task writes every head of one (b, s), so its rows are one
@@ -56,7 +56,7 @@ ExprPtr streams(const EntryVars& e, const SlotVars& y, const ExprPtr& rows, cons
   const DType t = y.type->dtype();
   if (e.target != Target::kCpu || (t != DType::kF32 && t != DType::kF64)) return nullptr;
   const ExprPtr bytes = mul(mul(mul(rows, extent(y, 2)), dim), i64(ir::dtype_bytes(t)));
-  return land(ge(bytes, i64(kStreamMinBytes)), le(dim, i64(kChunk)));
+  return land(ge(bytes, stream_min_bytes()), le(dim, i64(kChunk)));
 }
 
 // One of q / k rotated into y, for row (b, s) at position rows cr / sr;

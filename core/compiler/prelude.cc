@@ -20,6 +20,7 @@ namespace {
 
 const char* const kBackendPrelude = R"TFPRELUDE(
 #include <cstdlib>
+#include <unistd.h>
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -155,7 +156,27 @@ static void tf_arange(T* y, int64_t n, double start, double step) {
 // task ends with tf_stream_fence() so the stores are visible before the
 // OpenMP barrier that ends the stage.
 constexpr int64_t kChunk = 256;
-constexpr int64_t kStreamMinBytes = int64_t{16} << 20;  // about half an L3
+
+// The last-level cache's size, which decides whether a stage's data is still
+// in cache when it is next read: the system's L3, 64 MiB where it does not
+// say, TF_LLC_BYTES where set (tests pin it, so that which form of a stage
+// runs does not depend on the machine). Read once per kernel library.
+static inline int64_t tf_llc_bytes() {
+  static const int64_t bytes = [] {
+    if (const char* v = std::getenv("TF_LLC_BYTES")) {
+      const long long b = std::atoll(v);
+      if (b > 0) return static_cast<int64_t>(b);
+    }
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return l3 > 0 ? static_cast<int64_t>(l3) : (int64_t{64} << 20);
+  }();
+  return bytes;
+}
+// An output of a quarter of the cache or more is streamed; a streamed
+// elementwise stage moving three quarters of it or more prefetches its
+// inputs (lower_loop_nest.h has the measurements).
+static inline int64_t tf_stream_min_bytes() { return tf_llc_bytes() / 4; }
+static inline int64_t tf_prefetch_min_bytes() { return tf_llc_bytes() / 4 * 3; }
 template <typename T>
 static inline void tf_stream(T* __restrict dst, const T* __restrict src, int64_t n) {
   int64_t i = 0;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -72,11 +73,20 @@ class PreludeRoutines : public ::testing::Test {
                                "extern \"C\" void probe_div(float* v, int64_t n, float b) { tf_div_n(v, n, b); }\n"
                                "extern \"C\" void probe_div_by_sum(float* v, int64_t n, float b) { tf_div_by_sum_n(v, n, b); }\n"
                                "extern \"C\" float probe_exp_sum(float* v, int64_t n) { return tf_exp_sum_n(v, n); }\n"
-                               "extern \"C\" float probe_exp(float x) { return tf_exp(x); }\n";
-    const std::string path = ::testing::TempDir() + "/tf_prelude_routines_" + std::to_string(::getpid()) + ".so";
+                               "extern \"C\" float probe_exp(float x) { return tf_exp(x); }\n" +
+                               kCacheProbes;
+    lib_ = load(source, "routines");
+  }
+  static constexpr const char* kCacheProbes =
+      "extern \"C\" int64_t probe_llc() { return tf_llc_bytes(); }\n"
+      "extern \"C\" int64_t probe_stream_min() { return tf_stream_min_bytes(); }\n"
+      "extern \"C\" int64_t probe_prefetch_min() { return tf_prefetch_min_bytes(); }\n";
+  static tf::compiler::Library* load(const std::string& source, const std::string& what) {
+    const std::string path = ::testing::TempDir() + "/tf_prelude_" + what + "_" + std::to_string(::getpid()) + ".so";
     tf::compiler::compile_shared(source, path);
-    lib_ = new tf::compiler::Library(path);
+    auto* lib = new tf::compiler::Library(path);
     std::remove(path.c_str());
+    return lib;
   }
   static void TearDownTestSuite() { delete lib_; }
   template <typename F>
@@ -179,6 +189,32 @@ TEST_F(PreludeRoutines, ExpSumOfAChunkIsWithinItsBound) {
       EXPECT_LE(std::abs(got - want), ulps * 0x1p-24 * want) << "n = " << n << ", trial " << trial;
     }
   }
+}
+
+using Bytes = int64_t (*)();
+
+// Streaming and prefetching start at a quarter and three quarters of the
+// last-level cache: TF_LLC_BYTES where set (these tests pin 64 MiB), else
+// the system's L3.
+TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
+  ASSERT_STREQ(std::getenv("TF_LLC_BYTES"), "67108864");
+  EXPECT_EQ(fn<Bytes>("probe_llc")(), int64_t{64} << 20);
+  EXPECT_EQ(fn<Bytes>("probe_stream_min")(), int64_t{16} << 20);
+  EXPECT_EQ(fn<Bytes>("probe_prefetch_min")(), int64_t{48} << 20);
+  // A library loaded without the variable reads the system's L3 (64 MiB
+  // where the system does not say).
+  const std::string pinned = std::getenv("TF_LLC_BYTES");
+  unsetenv("TF_LLC_BYTES");
+  tf::compiler::Library* own = load(std::string(tf::compiler::prelude_source()) + kCacheProbes, "cache_size");
+  const int64_t llc = reinterpret_cast<Bytes>(own->symbol("probe_llc"))();  // read on this first call
+  setenv("TF_LLC_BYTES", pinned.c_str(), 1);
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const int64_t want = l3 > 0 ? l3 : int64_t{64} << 20;
+  EXPECT_EQ(llc, want);
+  EXPECT_EQ(reinterpret_cast<Bytes>(own->symbol("probe_stream_min"))(), want / 4);
+  delete own;
+  // The first library read the variable once: it keeps its value.
+  EXPECT_EQ(fn<Bytes>("probe_llc")(), int64_t{64} << 20);
 }
 
 }  // namespace routines

@@ -189,13 +189,14 @@ TEST_F(RopeHalf, RopeIsOneStageForBothOutputs) {
 }
 
 TEST_F(RopeHalf, LargeRopeOutputsStreamPastTheCache) {
-  // An f32 / f64 output of 16 MiB or more with rows of up to 256 is
+  // An f32 / f64 output of a quarter of the last-level cache or more (16
+  // MiB as these tests pin it) with rows of up to 256 is
   // computed a head's row at a time into an L1 buffer and streamed out,
   // each task fencing once; f16 / bf16 outputs are stored as they are.
   const std::string tir = compiler::generate(fn("rope32")).tir;
-  EXPECT_NE(tir.find("let nt_q: bool = ((((((Bn * Sn) * sh5[2]) * D) * 4) >= 16777216) && (D <= 256))"),
+  EXPECT_NE(tir.find("let nt_q: bool = ((((((Bn * Sn) * sh5[2]) * D) * 4) >= @tf_stream_min_bytes()) && (D <= 256))"),
             std::string::npos) << tir;
-  EXPECT_NE(tir.find("let nt_k: bool = ((((((Bn * Sn) * sh6[2]) * D) * 4) >= 16777216) && (D <= 256))"),
+  EXPECT_NE(tir.find("let nt_k: bool = ((((((Bn * Sn) * sh6[2]) * D) * 4) >= @tf_stream_min_bytes()) && (D <= 256))"),
             std::string::npos) << tir;
   // One stream per head's row and one fence per task's loop over heads, in
   // every copy of the loop (unswitched per flag, and a one-thread twin).

@@ -104,13 +104,24 @@ TEST_F(Views, RotateHalfRopeIsOneLoopNest) {
   agree("rope_bf16", {{5, 3, 64}, {5, 1, 64}, {5, 1, 64}});
 }
 
-TEST_F(Views, ShortRowsAreNotStreamed) {
-  // Each streamed row ends with a store fence: rows of a head dimension
-  // (128) would pay one per 512 bytes, so the streaming flag asks for long
-  // rows as well as a large output.
+TEST_F(Views, ShortRowsOfWholeCacheLinesStreamWithOneFencePerTask) {
+  // A large output streams when its rows are long or each row is whole
+  // 64-byte lines (a head dimension of 128 f32: 512 bytes); the task fences
+  // once after its rows, not once per row or per piece of a concat.
   const std::string tir = compiler::generate(fn("rope_composed")).tir;
-  EXPECT_NE(tir.find("let nt: bool = ((((outer * inner) * 4) >= 16777216) && (inner >= 2048))"), std::string::npos)
+  EXPECT_NE(tir.find("let nt: bool = ((((outer * inner) * 4) >= @tf_stream_min_bytes()) && "
+                     "((inner >= 2048) || (((inner * 4) % 64) == 0)))"),
+            std::string::npos)
       << tir;
+  // Two pieces per row, in four copies of the row loop (unit strides or
+  // not, parallel or the one-thread twin); one fence after the row loop in
+  // each task loop that streams (the twin's is not unswitched).
+  EXPECT_EQ(count(tir, "@tf_stream("), 8) << tir;
+  EXPECT_EQ(count(tir, "@tf_stream_fence()"), 3) << tir;
+  // Streamed (rows of 128, 16 MiB), and rows of 100 floats, which are not
+  // whole lines, stored.
+  agree("rope_composed", {{1, 1024, 32, 128}, {1, 1024, 128}, {1, 1024, 128}});
+  agree("rope_composed", {{1, 1024, 42, 100}, {1, 1024, 100}, {1, 1024, 100}});
 }
 
 TEST_F(Views, RopeReadsStridedAndOffsetOperands) {
