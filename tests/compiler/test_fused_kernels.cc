@@ -172,6 +172,20 @@ TEST_F(FusedKernels, RowOpProducesItsStoredInput) {
   check("weight_reads_input", {{3, 4}, {3, 4}}, {{20, 300}, {20, 300}});  // not fused: w's stage reads h first
 }
 
+// A large produced row (16 MiB or more, as these tests pin the cache) is
+// computed into a scratch row in the first pass and streamed out of it; the
+// store pass reads the scratch row.
+TEST_F(FusedKernels, ALargeProducedRowStreamsOutOfAScratchRow) {
+  const std::string tir = compiler::generate(*module_->lookup("resnorm")).tir;
+  EXPECT_NE(tir.find("allocate hb: f32[8192] local {"), std::string::npos) << tir;
+  EXPECT_NE(tir.find("hb[j] = (x0[j] + x1[j])"), std::string::npos) << tir;
+  EXPECT_NE(tir.find("@tf_stream(&hrow[c0], &hb[c0], (c1 - c0))"), std::string::npos) << tir;
+  EXPECT_NE(tir.find("(hb[j] * inv0)"), std::string::npos) << tir;
+  check("resnorm", {{2, 7}, {2, 7}, {7}}, {{1024, 4096}, {1024, 4096}, {4096}});
+  check("reslnorm", {{2, 5}, {2, 5}, {5}, {5}}, {{1024, 4096}, {1024, 4096}, {4096}, {4096}});
+  check("reslnorm64", {{2, 5}, {2, 5}, {5}, {5}}, {{512, 4096}, {512, 4096}, {4096}, {4096}});
+}
+
 TEST_F(FusedKernels, NnActivationsAgree) { check("acts", {{2, 3}}, {{40, 1000}}); }
 
 TEST_F(FusedKernels, FusedPatternsAreOneStage) {
