@@ -144,8 +144,11 @@ tir::ExprPtr prefetch_min_bytes();
 // rows, which stream when each is whole cache lines (RoPE's rows of 128
 // f32, composed: 44.8-49.9 / 29.1-30.7 ms at 128 MiB on one thread).
 constexpr int64_t kStreamMinRow = 2048;
-// In bytes (4096 f32 values; 2048 measured the same).
-constexpr int64_t kPrefetchAhead = 16384;
+// In bytes (16384 f32 values). Against 16 KiB at [8192, 4096] f32, 4 and 3
+// alternating rounds, ms: gelu-tanh 19.3-20.8 / 17.1-18.2 on one thread and
+// 9.7-10.2 / 8.2-9.3 on two; silu * b within its spread (medians 19.8 / 20.1
+// and 9.6 / 9.5). 256 KiB was slower on two threads (9.3-12.9).
+constexpr int64_t kPrefetchAhead = 65536;
 constexpr int64_t kElementwiseParallelMin = 65536;
 // An elementwise stage's task covers at least this many elements (several
 // short rows), so per-task index arithmetic is amortized.

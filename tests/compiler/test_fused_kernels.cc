@@ -210,12 +210,12 @@ TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhe
   // quarters of the last-level cache.
   const std::string sw = tir("swiglu");
   EXPECT_NE(sw.find("let pf: bool = (((outer * inner) * 12) >= @tf_prefetch_min_bytes())"), std::string::npos) << sw;
-  // Both inputs, one prefetch per 64-byte line, 16 KiB past the chunk, into
+  // Both inputs, one prefetch per 64-byte line, 64 KiB past the chunk, into
   // L2; only in the streamed copies of the loop (unit strides or not, one
   // or several threads), and in the general-stride ones only where the
   // leaf's own stride is 1.
-  EXPECT_EQ(count(sw, "@__builtin_prefetch(&x0[(4096 + (c0 + (p * 16)))], i32(0), i32(2))"), 4) << sw;
-  EXPECT_EQ(count(sw, "@__builtin_prefetch(&x1[(4096 + (c0 + (p_1 * 16)))], i32(0), i32(2))"), 4) << sw;
+  EXPECT_EQ(count(sw, "@__builtin_prefetch(&x0[(16384 + (c0 + (p * 16)))], i32(0), i32(2))"), 4) << sw;
+  EXPECT_EQ(count(sw, "@__builtin_prefetch(&x1[(16384 + (c0 + (p_1 * 16)))], i32(0), i32(2))"), 4) << sw;
   EXPECT_EQ(count(sw, "if ((pf && (is0 == 1))) {"), 2) << sw;
   EXPECT_EQ(count(sw, "@__builtin_prefetch("), 8) << sw;
   // A weight row of lower rank is read from cache each row: not fetched,
