@@ -740,7 +740,7 @@ class Stage {
 
   // Prefetches into L2 of every leaf's elements kPrefetchAhead bytes past
   // the chunk [c0, c1), one per cache line, for a streamed elementwise
-  // stage that moves more than L3 holds (pf: see wrap). One thread keeps
+  // stage that moves most of the last-level cache (pf: see wrap). One thread keeps
   // only about a dozen line misses in flight from L1; a prefetch to L2 uses
   // the L2's own queue, so more of DRAM's latency overlaps. A leaf of lower
   // rank than the stage (a weight row) is re-read from cache every row.
