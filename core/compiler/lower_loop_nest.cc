@@ -726,7 +726,7 @@ class Stage {
       StmtPtr loop = chunk_loop(lo, hi, c1, chunk);
       // A row stage's task is its row, and this its last streamed write;
       // an elementwise task fences once after all its rows (fenced()).
-      if (streamed && !reduces_.empty()) loop = Seq::make({loop, Evaluate::make(extern_call("tf_stream_fence", {}))});
+      if (streamed && !reduces_.empty()) loop = Seq::make({loop, stream_fence()});
       return loop;
     };
     if (stream_only) return chunks(true);
@@ -746,17 +746,21 @@ class Stage {
   // rank than the stage (a weight row) is re-read from cache every row.
   StmtPtr prefetch_ahead(const VarPtr& c1, const VarPtr& pf) const {
     std::vector<StmtPtr> out;
-    for (const Leaf* lp : streamed_leaves()) {
-      const Leaf& l = *lp;
-      const int64_t width = ir::dtype_bytes(l.row->dtype());
-      const int64_t step = std::max<int64_t>(1, 64 / width);
-      VarPtr p = Var::make("p", kIndex);
-      ExprPtr at = add(i64(kPrefetchAhead / width), add(c0_, mul(p, i64(step))));
-      StmtPtr fetch = For::make(p, i64(0), div(add(sub(c1, c0_), i64(step - 1)), i64(step)), ForKind::kSerial,
-                                Evaluate::make(extern_call("__builtin_prefetch", {address(l.row, at), i32(0), i32(2)})));
-      out.push_back(IfThenElse::make(land(pf, eq(l.stride, i64(1))), fetch));
+    for (const Leaf* l : streamed_leaves()) {
+      const ExprPtr ahead = i64(kPrefetchAhead / ir::dtype_bytes(l->row->dtype()));
+      out.push_back(IfThenElse::make(land(pf, eq(l->stride, i64(1))), prefetch_lines(*l, ahead, c1)));
     }
     return Seq::make(std::move(out));
+  }
+
+  // Prefetches into L2 (locality 2: prefetcht1) of the lines of leaf l's
+  // unit-stride row that hold [c0, c1), `offset` elements further on.
+  StmtPtr prefetch_lines(const Leaf& l, const ExprPtr& offset, const VarPtr& c1) const {
+    const int64_t step = std::max<int64_t>(1, 64 / ir::dtype_bytes(l.row->dtype()));
+    VarPtr p = Var::make("p", kIndex);
+    ExprPtr at = add(offset, add(c0_, mul(p, i64(step))));
+    return For::make(p, i64(0), div(add(sub(c1, c0_), i64(step - 1)), i64(step)), ForKind::kSerial,
+                     Evaluate::make(extern_call("__builtin_prefetch", {address(l.row, at), i32(0), i32(2)})));
   }
 
   // ---- the parts both skeletons share ---------------------------------------
@@ -778,7 +782,7 @@ class Stage {
   // waits for every pending streamed line, and a RoPE's rows are 512 bytes.
   static StmtPtr fenced(const StmtPtr& body, const VarPtr& nt) {
     if (!nt) return body;
-    return Seq::make({body, IfThenElse::make(nt, Evaluate::make(extern_call("tf_stream_fence", {})))});
+    return Seq::make({body, IfThenElse::make(nt, stream_fence())});
   }
 
   // Strides of every leaf along the stage's axes through its index map (an
@@ -1031,12 +1035,7 @@ class Stage {
       if (l.inner_zero || env_.slot(l.slot).type->rank() < r) continue;
       if (produced_scratch_ && li == produced_leaf_) continue;  // written, not read, and streamed
       const ExprPtr next = bs[li][r - 2];
-      const int64_t step = 64 / ir::dtype_bytes(l.row->dtype());
-      VarPtr p = Var::make("p", kIndex);
-      ExprPtr at = add(next, add(c0_, mul(p, i64(step))));
-      StmtPtr fetch = For::make(p, i64(0), div(add(sub(c1, c0_), i64(step - 1)), i64(step)), ForKind::kSerial,
-                                Evaluate::make(extern_call("__builtin_prefetch", {address(l.row, at), i32(0), i32(2)})));
-      out.push_back(IfThenElse::make(land(eq(l.stride, i64(1)), ne(next, i64(0))), fetch));
+      out.push_back(IfThenElse::make(land(eq(l.stride, i64(1)), ne(next, i64(0))), prefetch_lines(l, next, c1)));
     }
     return Seq::make(std::move(out));
   }
@@ -1303,9 +1302,7 @@ class Stage {
   // f32, ms, in place / streamed: 28.3-31.0 / 25.5-27.4 on one thread,
   // 14.7-15.1 / 10.8-12.4 on two.
   bool streams_produced() const {
-    const DType d = iter_.dtype();
-    return env_.target == Target::kCpu && produced_leaf_ != SIZE_MAX && cached_.empty() && !scratch_ &&
-           (d == DType::kF32 || d == DType::kF64) && can_stream();
+    return produced_leaf_ != SIZE_MAX && cached_.empty() && !scratch_ && can_stream();
   }
 
   StmtPtr produced_streamed_row(const ExprPtr& value, const Frame& f) {
@@ -1420,6 +1417,8 @@ bool is_view(const ir::Op& op) {
   const std::string_view n = op.name();
   return n == "Slice" || n == "Transpose" || n == "Reshape" || n == "Concat";
 }
+
+StmtPtr stream_fence() { return Evaluate::make(extern_call("tf_stream_fence", {})); }
 
 // The prelude's functions of the cache size (i64 results).
 ExprPtr stream_min_bytes() { return Call::make(kIndex, "tf_stream_min_bytes", {}, Call::kExtern); }

@@ -35,8 +35,9 @@
 //   a chunk at a time (tf_gelu_tanh_n, tf_rf16_n), a half-precision output
 //   narrowed a chunk at a time (tf_narrow_n);
 // - streaming stores (tf_stream) for a memory-bound stage whose output is
-//   too large to stay in cache, and for an elementwise one that moves more
-//   than L3 holds, prefetches of its inputs a few KiB ahead.
+//   too large to stay in cache (a task ends with a store fence), and for
+//   an elementwise one that moves most of the last-level cache, prefetches
+//   of its inputs kPrefetchAhead bytes ahead.
 //
 // Reductions compute as the evaluator's Reduce: float sums accumulate in
 // double (f16 / bf16 in float), a mean rounds the sum to its dtype before
@@ -138,6 +139,8 @@ constexpr int64_t kBlock = 16384;
 //   MiB moved) and 4.0 / 4.7 at 4096 (192).
 tir::ExprPtr stream_min_bytes();
 tir::ExprPtr prefetch_min_bytes();
+// The fence that makes a task's streamed stores visible to other threads.
+tir::StmtPtr stream_fence();
 // A row stage's task is one row, which ends with a store fence: rows
 // shorter than this do not stream there (a fence per 512 bytes made a RoPE
 // 4x slower than not streaming). An elementwise task fences once after its

@@ -91,7 +91,7 @@ StmtPtr rotate(const SlotVars& x, const SlotVars& y, const ExprPtr& b, const Exp
   const StmtPtr streamed = Allocate::make(
       buf, i64(kChunk), MemoryScope::kLocal,
       Seq::make({For::make(h, i64(0), extent(x, 2), ForKind::kSerial, head.wrap(Seq::make({rows(buf), flush}))),
-                 Evaluate::make(extern_call("tf_stream_fence", {}))}));
+                 stream_fence()}));
   return IfThenElse::make(stream, streamed, plain);
 }
 
