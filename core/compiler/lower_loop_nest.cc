@@ -616,6 +616,13 @@ class Stage {
     return v;
   }
 
+  // The elements from which the stage forks: `plain`, or fewer when an
+  // element calls an exp-like function (kTranscendentalParallelMin).
+  ExprPtr parallel_min(int64_t plain) const {
+    const bool transcendental = store_transcendentals_ + reduce_transcendentals_ > 0;
+    return i64(transcendental ? std::min(plain, kTranscendentalParallelMin) : plain);
+  }
+
   // Streaming needs 4- or 8-byte values and memory-bound work: fewer than
   // one exp-like call per two tensors the stage moves. Staging an inline
   // exp-like call's loop through L1 costs a compute-bound loop more than the
@@ -956,7 +963,7 @@ class Stage {
       body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
                                                           LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
       par = For::make(t, i64(0), mul(f.outer, nb), ForKind::kParallel, body, {},
-                      ge(mul(f.outer, inner_), i64(kElementwiseParallelMin)));
+                      ge(mul(f.outer, inner_), parallel_min(kElementwiseParallelMin)));
     } else {
       const ExprPtr m = shape(s_, r - 2);  // the innermost outer axis
       VarPtr tr = Var::make("tr", kIndex), ntile = Var::make("ntile", kIndex), u = Var::make("u", kIndex);
@@ -978,7 +985,7 @@ class Stage {
       body = LetStmt::make(u, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
                                                         LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
       par = For::make(t, i64(0), mul(mul(div(f.outer, m), ntile), nb), ForKind::kParallel, body, {},
-                      ge(mul(f.outer, inner_), i64(kElementwiseParallelMin)));
+                      ge(mul(f.outer, inner_), parallel_min(kElementwiseParallelMin)));
       par = LetStmt::make(ntile, div(add(m, sub(tr, i64(1))), tr), par);
       par = LetStmt::make(tr, max(i64(1), min(m, div(i64(kTaskElements), inner_))), par);
     }
@@ -1355,7 +1362,7 @@ class Stage {
     body = row_body(body, f.fast, row, f.bs, f.base);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/!env_.out_may_alias);
     StmtPtr par = For::make(row, i64(0), f.outer, ForKind::kParallel, body, {},
-                            ge(mul(f.outer, inner_), i64(kRowParallelMin)));
+                            ge(mul(f.outer, inner_), parallel_min(kRowParallelMin)));
     return wrap(what, par, f);
   }
 
@@ -1423,6 +1430,7 @@ StmtPtr stream_fence() { return Evaluate::make(extern_call("tf_stream_fence", {}
 // The prelude's functions of the cache size (i64 results).
 ExprPtr stream_min_bytes() { return Call::make(kIndex, "tf_stream_min_bytes", {}, Call::kExtern); }
 ExprPtr prefetch_min_bytes() { return Call::make(kIndex, "tf_prefetch_min_bytes", {}, Call::kExtern); }
+ExprPtr team_size() { return Call::make(kIndex, "tf_threads", {}, Call::kExtern); }
 
 bool is_row_reduce(const ir::Call& c) {
   if (!c.op() || c.op()->name() != "Reduce") return false;

@@ -26,8 +26,9 @@
 // that view as a copy and lowers again.
 //
 // The decisions shared by both kinds, per stage:
-// - one thread below a size threshold (split_parallel_threshold makes that
-//   a branch);
+// - one thread below a size threshold, lower for exp-like work
+//   (split_parallel_threshold makes that a branch, which also takes the
+//   serial loop when the caller runs one thread);
 // - a specialization for unit inner strides (every leaf that varies along
 //   the row has stride 1), where a C compiler vectorizes without gathers;
 // - the store loop in chunks of kChunk elements through L1 buffers when the
@@ -139,6 +140,9 @@ constexpr int64_t kBlock = 16384;
 //   MiB moved) and 4.0 / 4.7 at 4096 (192).
 tir::ExprPtr stream_min_bytes();
 tir::ExprPtr prefetch_min_bytes();
+// The number of threads a parallel loop of the current call would get
+// (the prelude's tf_threads, an i64).
+tir::ExprPtr team_size();
 // The fence that makes a task's streamed stores visible to other threads.
 tir::StmtPtr stream_fence();
 // A row stage's task is one row, which ends with a store fence: rows
@@ -152,7 +156,18 @@ constexpr int64_t kStreamMinRow = 2048;
 // 9.7-10.2 / 8.2-9.3 on two; silu * b within its spread (medians 19.8 / 20.1
 // and 9.6 / 9.5). 256 KiB was slower on two threads (9.3-12.9).
 constexpr int64_t kPrefetchAhead = 65536;
+// Elements from which a stage's loop runs on several threads (below, or
+// with a team of one, the serial twin runs: team_size()). A stage calling
+// an exp-like function per element does several times the work per
+// element, so it forks from kTranscendentalParallelMin. Two threads,
+// through torch.ops, 2 alternating rounds, us, forking from 65536 /
+// 8192 elements (from 32768 / 8192 for the row stage): silu(a) * b at [16,
+// 512] 3.95-4.05 / 3.39-3.52, [32, 512] 5.97-6.70 / 4.49-4.81; gelu-tanh
+// 4.20-4.24 / 3.56-3.57 and 6.58-6.61 / 4.99-5.09; softmax [32, 512]
+// 6.87-7.16 / 5.31-5.39 (eager torch 5.54-6.03). From 4096 the fork costs
+// more than it saves (gelu-tanh at [8, 512] 2.71-2.79 / 3.35-3.39).
 constexpr int64_t kElementwiseParallelMin = 65536;
+constexpr int64_t kTranscendentalParallelMin = 8192;
 // An elementwise stage's task covers at least this many elements (several
 // short rows), so per-task index arithmetic is amortized.
 constexpr int64_t kTaskElements = 4096;

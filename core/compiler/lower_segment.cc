@@ -8,6 +8,7 @@
 #include "core/compiler/emit_util.h"
 #include "core/compiler/entry_vars.h"
 #include "core/compiler/fusion_plan.h"
+#include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/stage_lowering.h"
 #include "core/ops/tensor/tensor.h"
 #include "core/tir/op.h"
@@ -253,13 +254,14 @@ class SegmentLowering {
 
   // Verifies a lowered stage and records it: its precheck among the
   // entry's checks that run before any stage, the stage itself in order.
-  // Parallel loops get their serial twin below the threshold here, and
-  // their copies per branch flag (unswitching; both on the CPU only: a CUDA
-  // grid has no fork to save, and a kernel's size is its own cost there).
+  // Parallel loops get their serial twin here (run below the threshold or
+  // with a team of one thread), and their copies per branch flag
+  // (unswitching; both on the CPU only: a CUDA grid has no fork to save,
+  // and a kernel's size is its own cost there).
   void add_stage(const LoweredStage& l, std::optional<GemmCall> gemm = std::nullopt) {
     const tir::StmtPtr stage =
         tir::remove_unused_lets(target_ == Target::kCpu
-                                    ? tir::unswitch_parallel_loops(tir::split_parallel_threshold(l.stage))
+                                    ? tir::unswitch_parallel_loops(tir::split_parallel_threshold(l.stage, team_size()))
                                     : l.stage);
     out_.may_fail = out_.may_fail || l.may_fail;
     out_.slot_vars.assign(slot_vars_.begin(), slot_vars_.end());

@@ -27,6 +27,9 @@ class Substituter final : public Mutator {
 };
 
 class ThresholdSplitter final : public Mutator {
+ public:
+  explicit ThresholdSplitter(ExprPtr threads) : threads_(std::move(threads)) {}
+
  protected:
   StmtPtr mutate_For(const For& n, const StmtPtr& self) override {
     StmtPtr body = mutate(n.body());
@@ -37,9 +40,13 @@ class ThresholdSplitter final : public Mutator {
     StmtPtr parallel = For::make(n.var(), n.min(), n.extent(), ForKind::kParallel, body);
     StmtPtr serial = For::make(n.var(), n.min(), n.extent(), ForKind::kSerial, body);
     int64_t k;
-    if (const_int(n.min_work(), &k)) return k ? parallel : serial;
-    return IfThenElse::make(n.min_work(), parallel, serial);
+    if (const_int(n.min_work(), &k) && !k) return serial;
+    const ExprPtr team = gt(threads_, i64(1));
+    return IfThenElse::make(const_int(n.min_work(), &k) ? team : land(n.min_work(), team), parallel, serial);
   }
+
+ private:
+  ExprPtr threads_;
 };
 
 // The boolean variables the statement's IfThenElses test, in first-use order.
@@ -389,7 +396,7 @@ StmtPtr specialize(const StmtPtr& s, const ExprPtr& cond, const VarMap& values) 
   return IfThenElse::make(cond, special, s);
 }
 
-StmtPtr split_parallel_threshold(const StmtPtr& s) { return ThresholdSplitter().mutate(s); }
+StmtPtr split_parallel_threshold(const StmtPtr& s, const ExprPtr& threads) { return ThresholdSplitter(threads).mutate(s); }
 
 StmtPtr unswitch_parallel_loops(const StmtPtr& s) { return Unswitcher().mutate(s); }
 

@@ -22,11 +22,12 @@ ExprPtr substitute(const ExprPtr& e, const VarMap& values);
 StmtPtr specialize(const StmtPtr& s, const ExprPtr& cond, const VarMap& values);
 
 // Every parallel For with a min_work condition becomes
-// `if (min_work) <parallel For> else <the same loop, serial>`. Rationale:
-// OpenMP's own `if` clause still builds a team when false, which costs
-// more than a small kernel's whole work; the plain branch skips the
-// threading runtime entirely.
-StmtPtr split_parallel_threshold(const StmtPtr& s);
+// `if (min_work && threads > 1) <parallel For> else <the same loop,
+// serial>`, `threads` being the team size the call would get. Rationale:
+// OpenMP's own `if` clause still builds a team when false, and a team of
+// one is built too; either costs more than a small kernel's whole work,
+// and the plain branch skips the threading runtime entirely.
+StmtPtr split_parallel_threshold(const StmtPtr& s, const ExprPtr& threads);
 
 // Loop unswitching: a parallel For whose body branches on boolean variables
 // bound outside it (a stage's unit-stride flag `fast`, its streaming flag

@@ -232,6 +232,25 @@ TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhe
   check("weighted", {{3, 5}, {5}}, {{1536, 4096}, {4096}});
 }
 
+TEST_F(FusedKernels, StagesOfExpLikeWorkForkFromFewerElements) {
+  auto tir = [&](const char* name) { return compiler::generate(*module_->lookup(name)).tir; };
+  // Every parallel loop is taken only when the call has more than one
+  // thread; below the threshold, or with one thread, its serial twin runs.
+  const std::string fork = " && (@tf_threads() > 1))) {\n";
+  // An elementwise stage calling an exp-like function forks from 8192
+  // elements, a plain one from 65536.
+  for (const char* name : {"swiglu", "gelu_t"})
+    EXPECT_NE(tir(name).find("if ((((outer * inner) >= 8192)" + fork), std::string::npos) << tir(name);
+  const std::string relu = tir("passthrough");
+  EXPECT_NE(relu.find("if ((((outer * inner) >= 65536)" + fork), std::string::npos) << relu;
+  EXPECT_EQ(relu.find(">= 8192)"), std::string::npos) << relu;
+  // Row stages likewise: softmax from 8192, RMSNorm from 32768.
+  EXPECT_NE(tir("smax").find("if ((((outer * inner) >= 8192)" + fork), std::string::npos) << tir("smax");
+  const std::string rms = tir("rmsnorm");
+  EXPECT_NE(rms.find("if ((((outer * inner) >= 32768)" + fork), std::string::npos) << rms;
+  EXPECT_EQ(rms.find(">= 8192)"), std::string::npos) << rms;
+}
+
 TEST_F(FusedKernels, DumpDirReceivesTheSource) {
   std::string dir = ::testing::TempDir() + "/tf_dump_" + std::to_string(::getpid());
   setenv("TF_DUMP_DIR", dir.c_str(), 1);
@@ -249,11 +268,12 @@ TEST_F(FusedKernels, DumpDirReceivesTheSource) {
   EXPECT_NE(tir.find(") serial {"), std::string::npos) << tir;  // its one-thread twin
   EXPECT_NE(tir.find("tf_silu<f32>("), std::string::npos) << tir;
   // Small extents skip the OpenMP runtime: each parallel stage loop has a
-  // serial twin chosen by the size threshold (libgomp builds a team even when
-  // an `if` clause is false, which dominated a 1-element call).
+  // serial twin chosen by the size threshold and the team size (libgomp
+  // builds a team even when an `if` clause is false, which dominated a
+  // 1-element call).
   size_t body = text.find("extern \"C\" int TF_ENTRY");
   std::string entry = text.substr(body);
-  const size_t branch = entry.find(">= INT64_C(65536))) {\n");
+  const size_t branch = entry.find(">= INT64_C(8192)) && (tf_threads() > INT64_C(1)))) {\n");
   ASSERT_NE(branch, std::string::npos) << entry;
   // Inside it, past the branches on the stage's flags (one copy of the
   // loop per value: unswitched), the parallel loop.

@@ -80,7 +80,8 @@ class PreludeRoutines : public ::testing::Test {
   static constexpr const char* kCacheProbes =
       "extern \"C\" int64_t probe_llc() { return tf_llc_bytes(); }\n"
       "extern \"C\" int64_t probe_stream_min() { return tf_stream_min_bytes(); }\n"
-      "extern \"C\" int64_t probe_prefetch_min() { return tf_prefetch_min_bytes(); }\n";
+      "extern \"C\" int64_t probe_prefetch_min() { return tf_prefetch_min_bytes(); }\n"
+      "extern \"C\" int64_t probe_threads() { return tf_threads(); }\n";
   static tf::compiler::Library* load(const std::string& source, const std::string& what) {
     const std::string path = ::testing::TempDir() + "/tf_prelude_" + what + "_" + std::to_string(::getpid()) + ".so";
     tf::compiler::compile_shared(source, path);
@@ -217,6 +218,19 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
   delete own;
   // The first library read the variable once: it keeps its value.
   EXPECT_EQ(fn<Bytes>("probe_llc")(), pinned_bytes);
+}
+
+// The team size a stage's fork test reads is the thread count the caller
+// set for the call (the compiler sets it around every call), so one thread
+// means the serial loop.
+TEST_F(PreludeRoutines, ThreadsAreTheTeamTheCallerSet) {
+  ASSERT_NE(lib_->omp_set_num_threads, nullptr);
+  const int before = lib_->omp_get_max_threads();
+  for (int n : {1, 3, 2}) {
+    lib_->omp_set_num_threads(n);
+    EXPECT_EQ(fn<Bytes>("probe_threads")(), n);
+  }
+  lib_->omp_set_num_threads(before);
 }
 
 }  // namespace routines

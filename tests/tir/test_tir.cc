@@ -194,16 +194,32 @@ TEST(Tir, SpecializeCopiesTheBodyUnderItsCondition) {
 
 TEST(Tir, ParallelThresholdBecomesABranchWithASerialCopy) {
   Function f = add_one();
-  StmtPtr split = split_parallel_threshold(f.body);
+  const ExprPtr threads = Call::make(kI64, "tf_threads", {}, Call::kExtern);
+  StmtPtr split = split_parallel_threshold(f.body, threads);
   auto* branch = as<IfThenElse>(split);
   ASSERT_TRUE(branch) << to_string(split);
-  EXPECT_EQ(to_string(branch->cond()), "(n >= 65536)");
+  // Parallel only when the work is large enough and the team has more than
+  // one thread.
+  EXPECT_EQ(to_string(branch->cond()), "((n >= 65536) && (@tf_threads() > 1))");
   EXPECT_EQ(as<For>(branch->then_case())->for_kind(), ForKind::kParallel);
   EXPECT_FALSE(as<For>(branch->then_case())->min_work());
   EXPECT_EQ(as<For>(branch->else_case())->for_kind(), ForKind::kSerial);
   EXPECT_NO_THROW(verify(Function{"f", f.params, split}));
   // Nothing to split: the same tree back.
-  EXPECT_EQ(split_parallel_threshold(split).get(), split.get());
+  EXPECT_EQ(split_parallel_threshold(split, threads).get(), split.get());
+  // A threshold known at build time: always met leaves the team size to
+  // decide, never met leaves the serial loop alone.
+  auto* loop = as<For>(f.body);
+  const StmtPtr always = For::make(loop->var(), loop->min(), loop->extent(), ForKind::kParallel, loop->body(), {},
+                                   boolean(true));
+  auto* team = as<IfThenElse>(split_parallel_threshold(always, threads));
+  ASSERT_TRUE(team);
+  EXPECT_EQ(to_string(team->cond()), "(@tf_threads() > 1)");
+  const StmtPtr never = For::make(loop->var(), loop->min(), loop->extent(), ForKind::kParallel, loop->body(), {},
+                                  boolean(false));
+  auto* serial = as<For>(split_parallel_threshold(never, threads));
+  ASSERT_TRUE(serial);
+  EXPECT_EQ(serial->for_kind(), ForKind::kSerial);
 }
 
 TEST(Tir, ParallelLoopsAreCopiedPerBranchFlagBoundOutsideThem) {
