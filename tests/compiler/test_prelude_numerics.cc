@@ -73,7 +73,11 @@ class PreludeRoutines : public ::testing::Test {
                                "extern \"C\" void probe_div(float* v, int64_t n, float b) { tf_div_n(v, n, b); }\n"
                                "extern \"C\" void probe_div_by_sum(float* v, int64_t n, float b) { tf_div_by_sum_n(v, n, b); }\n"
                                "extern \"C\" float probe_exp_sum(float* v, int64_t n) { return tf_exp_sum_n(v, n); }\n"
-                               "extern \"C\" float probe_exp(float x) { return tf_exp(x); }\n" +
+                               "extern \"C\" float probe_exp(float x) { return tf_exp(x); }\n"
+                               "extern \"C\" void probe_stream_f32(float* d, const float* s, int64_t n) {\n"
+                               "  tf_stream(d, s, n); tf_stream_fence(); }\n"
+                               "extern \"C\" void probe_stream_f64(double* d, const double* s, int64_t n) {\n"
+                               "  tf_stream(d, s, n); tf_stream_fence(); }\n" +
                                kCacheProbes;
     lib_ = load(source, "routines");
   }
@@ -218,6 +222,32 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
   delete own;
   // The first library read the variable once: it keeps its value.
   EXPECT_EQ(fn<Bytes>("probe_llc")(), pinned_bytes);
+}
+
+// tf_stream copies exactly [dst, dst + n) from any alignment: a head of
+// plain stores up to a line boundary, whole lines streamed, a plain tail.
+template <typename T>
+void check_stream(void (*stream)(T*, const T*, int64_t)) {
+  constexpr int64_t kLine = 64 / sizeof(T);
+  for (int64_t offset = 0; offset <= kLine; ++offset) {
+    for (int64_t n = 0; n <= 5 * kLine + 3; ++n) {
+      alignas(64) T dst[8 * 64 / sizeof(T)];
+      std::vector<T> src(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) src[static_cast<size_t>(i)] = static_cast<T>(1000 * offset + i + 1);
+      for (T& d : dst) d = T(-1);
+      stream(dst + offset, src.data(), n);
+      for (int64_t i = 0; i < static_cast<int64_t>(sizeof dst / sizeof(T)); ++i) {
+        const bool inside = i >= offset && i < offset + n;
+        const T want = inside ? src[static_cast<size_t>(i - offset)] : T(-1);
+        ASSERT_EQ(dst[i], want) << "offset " << offset << ", n " << n << ", element " << i;
+      }
+    }
+  }
+}
+
+TEST_F(PreludeRoutines, StreamingCopiesExactlyTheRangeFromAnyAlignment) {
+  check_stream(fn<void (*)(float*, const float*, int64_t)>("probe_stream_f32"));
+  check_stream(fn<void (*)(double*, const double*, int64_t)>("probe_stream_f64"));
 }
 
 // The team size a stage's fork test reads is the thread count the caller
