@@ -169,6 +169,23 @@ class ReadInRow final : public Mutator {
   VarPtr row_, j_;
 };
 
+// Each IfThenElse on `flag` replaced by the branch `value` takes.
+class FlagResolver final : public Mutator {
+ public:
+  FlagResolver(const Var* flag, bool value) : flag_(flag), value_(value) {}
+
+ protected:
+  StmtPtr mutate_IfThenElse(const IfThenElse& n, const StmtPtr& self) override {
+    if (n.cond().get() != flag_) return Mutator::mutate_IfThenElse(n, self);
+    if (value_) return mutate(n.then_case());
+    return n.else_case() ? mutate(n.else_case()) : Seq::make({});
+  }
+
+ private:
+  const Var* flag_;
+  bool value_;
+};
+
 // Whether e loads through `base`.
 bool reads(const ExprPtr& e, const Var* base) {
   struct Finder final : Visitor {
@@ -710,7 +727,11 @@ class Stage {
         body.push_back(Evaluate::make(extern_call(s.fn, args)));
       }
       const ExprPtr v = ReadInRow(in_row, cache(), j_).mutate(rw.mutate(value));
-      if (!half && y == cache() && is_row_element(v, y)) {
+      if (streamed && pending_) {
+        // Into the pending row, which the next row's last reduction pass
+        // streams out (streamed_row).
+        body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(pending_, j_, cast(dt, v))));
+      } else if (!half && y == cache() && is_row_element(v, y)) {
         // The routine left the stored value in the output row already (in
         // cache: streaming it again would only add a pass).
       } else if (streamed && is_row_element(v, cache())) {
@@ -733,7 +754,7 @@ class Stage {
       StmtPtr loop = chunk_loop(lo, hi, c1, chunk);
       // A row stage's task is its row, and this its last streamed write;
       // an elementwise task fences once after all its rows (fenced()).
-      if (streamed && !reduces_.empty()) loop = Seq::make({loop, stream_fence()});
+      if (streamed && !reduces_.empty() && !pending_) loop = Seq::make({loop, stream_fence()});
       return loop;
     };
     if (stream_only) return chunks(true);
@@ -1047,6 +1068,17 @@ class Stage {
     return Seq::make(std::move(out));
   }
 
+  // The chunk [c0, c1) of the previous row of the task, from the pending
+  // row to the output: its writes spread over this row's arithmetic. Under
+  // the flag has_prev_, which row_tasks resolves (a task's first row has
+  // no previous row).
+  StmtPtr stream_pending(const VarPtr& c1) const {
+    const SlotVars& out = env_.slot(s_);
+    const ExprPtr prev = address(out.data, add(mul(sub(row_, i64(1)), inner_), c0_));
+    return IfThenElse::make(has_prev_,
+                            Evaluate::make(extern_call("tf_stream", {prev, address(pending_, c0_), sub(c1, c0_)})));
+  }
+
   // One pass over the row computing every reduction of `depth` (`last`:
   // the row's last reduction pass, which prefetches the next row). Sums
   // are vectorized reductions in their accumulator type (double for f32,
@@ -1092,6 +1124,7 @@ class Stage {
     // Chunks: each chunk's reduction is a dependency chain of its own that
     // the out-of-order core overlaps with the next.
     if (last) before.insert(before.begin(), prefetch_next_row(bs, c1));
+    if (last && pending_) before.push_back(stream_pending(c1));
     StmtPtr chunk = Seq::make(std::move(before));
     // On a GPU each chunk's reduction is a block-wide one (a barrier): a
     // pass without calls staged a chunk at a time (whose float sums the
@@ -1323,9 +1356,15 @@ class Stage {
     return passes;
   }
 
-  // The row's passes with the cached values in a scratch row `sb` and the
-  // store streamed from it: the value and the staged calls read sb where
-  // they read the output row.
+  // The row's passes with the cached values in a scratch row `sb`: the
+  // value and the staged calls read sb where they read the output row. The
+  // store writes the pending row `ob`, and the next row of the task streams
+  // it out during its last reduction pass (the task streams its last row
+  // at its end). Streamed by the store pass itself, a row's writes came in
+  // one burst after its arithmetic and stalled it. Softmax at [8192, 4096]
+  // f32, through torch.ops, 5 alternating rounds, ms, streamed by the
+  // store / deferred: 7.90-8.54 / 6.27-6.80 on two threads, 15.7-17.2 /
+  // 16.4-17.6 on one (there the exps bound it).
   StmtPtr streamed_row(const ExprPtr& value, const Frame& f) {
     VarPtr sb = Var::make("sb", Type::pointer(iter_.dtype()));
     const VarMap to_sb{{y_.get(), ExprPtr(sb)}};
@@ -1335,8 +1374,9 @@ class Stage {
       for (ExprPtr& x : st.extra) x = substitute(x, to_sb);
     }
     scratch_ = sb;
+    pending_ = ob_;
     StmtPtr passes = row_passes(substitute(value, to_sb), true, f, /*stream_only=*/true);
-    scratch_ = nullptr;
+    scratch_ = pending_ = nullptr;
     staged_ = staged;
     return Allocate::make(sb, i64(kRowScratch), MemoryScope::kLocal, passes);
   }
@@ -1345,10 +1385,17 @@ class Stage {
     const SlotVars& out = env_.slot(s_);
     const Frame f = frame();
     VarPtr row = Var::make("row", kIndex), y = y_;
+    const bool deferred = streams_cached_row();
+    if (deferred) {
+      row_ = row;
+      has_prev_ = Var::make("has_prev", Type::scalar(DType::kBool));
+      deferred_ = Var::make("deferred", Type::scalar(DType::kBool));
+      ob_ = Var::make("ob", Type::pointer(iter_.dtype()));
+    }
     Frame in_place = f;  // the values cached in the output row: nt as can_stream() says
     if (!can_stream()) in_place.nt = nullptr;
     StmtPtr body = row_passes(value, !cached_.empty(), in_place);
-    if (streams_cached_row()) body = IfThenElse::make(land(f.nt, le(inner_, i64(kRowScratch))), streamed_row(value, f), body);
+    if (deferred) body = IfThenElse::make(deferred_, streamed_row(value, f), body);
     if (streams_produced())
       body = IfThenElse::make(land(f.nt, le(inner_, i64(kRowScratch))), produced_streamed_row(value, f), body);
     if (scratch_) {
@@ -1361,9 +1408,38 @@ class Stage {
     }
     body = row_body(body, f.fast, row, f.bs, f.base);
     body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/!env_.out_may_alias);
-    StmtPtr par = For::make(row, i64(0), f.outer, ForKind::kParallel, body, {},
-                            ge(mul(f.outer, inner_), parallel_min(kRowParallelMin)));
-    return wrap(what, par, f);
+    const ExprPtr min_work = ge(mul(f.outer, inner_), parallel_min(kRowParallelMin));
+    if (deferred) return wrap(what, row_tasks(body, row, f, min_work), f);
+    return wrap(what, For::make(row, i64(0), f.outer, ForKind::kParallel, body, {}, min_work), f);
+  }
+
+  // The rows in tasks of `tr` consecutive rows: kDeferRows where the
+  // streamed form runs (the flag `deferred`), each task with its pending
+  // row (streamed_row), streaming its last row out and fencing at its end;
+  // one row elsewhere (a few rows still spread over the threads). A task's
+  // first row is peeled off (it has no previous row to stream): tested per
+  // row, the test let GCC split the row loop, and one copy's max pass was
+  // left scalar (softmax 3x slower). The rows after it run only in the
+  // streamed form.
+  StmtPtr row_tasks(const StmtPtr& body, const VarPtr& row, const Frame& f, const ExprPtr& min_work) {
+    const SlotVars& out = env_.slot(s_);
+    VarPtr t = Var::make("t", kIndex), lo = Var::make("lo", kIndex), hi = Var::make("hi", kIndex);
+    VarPtr tr = Var::make("tr", kIndex);
+    const VarPtr ob = ob_, deferred = deferred_;
+    const StmtPtr first = substitute(FlagResolver(has_prev_.get(), false).mutate(body), VarMap{{row.get(), ExprPtr(lo)}});
+    const StmtPtr rest = FlagResolver(deferred.get(), true).mutate(FlagResolver(has_prev_.get(), true).mutate(body));
+    row_ = has_prev_ = deferred_ = ob_ = nullptr;
+    StmtPtr rows = Seq::make({first, IfThenElse::make(deferred, For::make(row, add(lo, i64(1)), sub(sub(hi, lo), i64(1)),
+                                                                          ForKind::kSerial, rest))});
+    StmtPtr last = IfThenElse::make(
+        deferred,
+        Seq::make({Evaluate::make(extern_call("tf_stream", {address(out.data, mul(sub(hi, i64(1)), inner_)), ob, inner_})),
+                   stream_fence()}));
+    StmtPtr task = Allocate::make(ob, i64(kRowScratch), MemoryScope::kLocal, Seq::make({rows, last}));
+    task = LetStmt::make(lo, mul(t, tr), LetStmt::make(hi, min(f.outer, add(lo, tr)), task));
+    StmtPtr tasks = For::make(t, i64(0), div(add(f.outer, sub(tr, i64(1))), tr), ForKind::kParallel, task, {}, min_work);
+    tasks = LetStmt::make(tr, select(deferred, i64(kDeferRows), i64(1)), tasks);
+    return LetStmt::make(deferred, land(f.nt, le(inner_, i64(kRowScratch))), tasks);
   }
 
  public:
@@ -1416,6 +1492,11 @@ class Stage {
   ExprPtr produced_value_;
   VarPtr produced_scratch_, produced_dst_;  // the produced row's scratch row and its own row (streamed form)
   size_t produced_leaf_ = SIZE_MAX;
+  // The deferred store of a streamed cached row (streamed_row): the pending
+  // row (set while lowering that form only), the row index, the flag "this
+  // row has a previous row in its task" and the flag choosing that form.
+  VarPtr pending_, row_, has_prev_, deferred_;
+  VarPtr ob_;  // the pending row of the deferred form, while the row stage is lowered
 };
 
 }  // namespace

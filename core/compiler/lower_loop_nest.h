@@ -36,7 +36,9 @@
 //   a chunk at a time (tf_gelu_tanh_n, tf_rf16_n), a half-precision output
 //   narrowed a chunk at a time (tf_narrow_n);
 // - streaming stores (tf_stream) for a memory-bound stage whose output is
-//   too large to stay in cache (a task ends with a store fence), and for
+//   too large to stay in cache (a task ends with a store fence; a row
+//   stage that caches its values in a scratch row streams each row during
+//   the next row's last reduction pass), and for
 //   an elementwise one that moves most of the last-level cache, prefetches
 //   of its inputs kPrefetchAhead bytes ahead.
 //
@@ -174,6 +176,9 @@ constexpr int64_t kTaskElements = 4096;
 constexpr int64_t kRowParallelMin = 32768;
 // Floats in a half-precision row stage's scratch row (32 KiB).
 constexpr int64_t kRowScratch = 8192;
+// Rows per task of a row stage whose streamed stores are deferred to the
+// next row (a task's last row is streamed in one burst at its end).
+constexpr int64_t kDeferRows = 16;
 
 // Whether a Reduce can be a row reduction of a stage of rank `rank` (its
 // shape): over the last axis only, keepdim, a float operand.
