@@ -204,6 +204,26 @@ TEST_F(RopeHalf, LargeRopeOutputsStreamPastTheCache) {
   EXPECT_GT(count(tir, "@tf_stream(yr_1, buf_1, D)"), 0) << tir;
   EXPECT_EQ(count(tir, "@tf_stream("), count(tir, "@tf_stream_fence()")) << tir;
   EXPECT_EQ(count(compiler::generate(fn("rope16")).tir, "tf_stream"), 0);
+  // Where it also moves three quarters of the cache (q and k read, both
+  // outputs written) and an input's rows are consecutive, each streamed
+  // head's row first prefetches the lines 64 KiB past its input row into
+  // L2, as an elementwise stage does; only in the streamed copies.
+  EXPECT_NE(tir.find("let pf_q: bool = (((((Bn * Sn) * ((sh0[2] + sh1[2]) * D)) * 8) >= @tf_prefetch_min_bytes()) && "
+                     "(((st0[3] == 1) && (st0[2] == D)) && (st0[1] == (sh0[2] * D))))"),
+            std::string::npos) << tir;
+  EXPECT_NE(tir.find("let pf_k: bool = (((((Bn * Sn) * ((sh0[2] + sh1[2]) * D)) * 8) >= @tf_prefetch_min_bytes()) && "
+                     "(((st1[3] == 1) && (st1[2] == D)) && (st1[1] == (sh1[2] * D))))"),
+            std::string::npos) << tir;
+  const size_t q_prefetches = count(tir, "@__builtin_prefetch(&xr[(16384 + (p_1 * 16))], i32(0), i32(2))");
+  const size_t k_prefetches = count(tir, "@__builtin_prefetch(&xr_1[(16384 + (p_2 * 16))], i32(0), i32(2))");
+  EXPECT_GT(q_prefetches, 0u) << tir;
+  EXPECT_GT(k_prefetches, 0u) << tir;
+  // At most one per stream (none in a copy where the flag was unswitched
+  // to false).
+  EXPECT_LE(q_prefetches, count(tir, "@tf_stream(yr, buf, D)")) << tir;
+  EXPECT_LE(k_prefetches, count(tir, "@tf_stream(yr_1, buf_1, D)")) << tir;
+  EXPECT_EQ(count(tir, "@__builtin_prefetch("), q_prefetches + k_prefetches) << tir;
+  EXPECT_EQ(count(compiler::generate(fn("rope16")).tir, "__builtin_prefetch"), 0);
   // Streamed (1024 rows of 32 heads x 128: 16 MiB each) and, for rows of
   // 384, not; both agree with the evaluator.
   const ir::Function& f = fn("rope32");
