@@ -1363,8 +1363,8 @@ class Stage {
   // at its end). Streamed by the store pass itself, a row's writes came in
   // one burst after its arithmetic and stalled it. Softmax at [8192, 4096]
   // f32, through torch.ops, 5 alternating rounds, ms, streamed by the
-  // store / deferred: 7.90-8.54 / 6.27-6.80 on two threads, 15.7-17.2 /
-  // 16.4-17.6 on one (there the exps bound it).
+  // store / deferred: 14.8-15.8 / 11.7-12.5 on one thread, 7.34-7.94 /
+  // 5.97-6.18 on two.
   StmtPtr streamed_row(const ExprPtr& value, const Frame& f) {
     VarPtr sb = Var::make("sb", Type::pointer(iter_.dtype()));
     const VarMap to_sb{{y_.get(), ExprPtr(sb)}};
