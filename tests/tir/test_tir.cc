@@ -212,12 +212,14 @@ TEST(Tir, ParallelThresholdBecomesABranchWithASerialCopy) {
   auto* loop = as<For>(f.body);
   const StmtPtr always = For::make(loop->var(), loop->min(), loop->extent(), ForKind::kParallel, loop->body(), {},
                                    boolean(true));
-  auto* team = as<IfThenElse>(split_parallel_threshold(always, threads));
+  const StmtPtr split_always = split_parallel_threshold(always, threads);
+  auto* team = as<IfThenElse>(split_always);
   ASSERT_TRUE(team);
   EXPECT_EQ(to_string(team->cond()), "(@tf_threads() > 1)");
   const StmtPtr never = For::make(loop->var(), loop->min(), loop->extent(), ForKind::kParallel, loop->body(), {},
                                   boolean(false));
-  auto* serial = as<For>(split_parallel_threshold(never, threads));
+  const StmtPtr split_never = split_parallel_threshold(never, threads);
+  auto* serial = as<For>(split_never);
   ASSERT_TRUE(serial);
   EXPECT_EQ(serial->for_kind(), ForKind::kSerial);
 }
