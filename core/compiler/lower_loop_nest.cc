@@ -728,9 +728,11 @@ class Stage {
       }
       const ExprPtr v = ReadInRow(in_row, cache(), j_).mutate(rw.mutate(value));
       if (streamed && pending_) {
-        // Into the pending row, which the next row's last reduction pass
-        // streams out (streamed_row).
-        body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(pending_, j_, cast(dt, v))));
+        // Into the scratch row in place (unless a routine left it there),
+        // which the next row's last reduction pass streams out
+        // (streamed_row).
+        if (!is_row_element(v, pending_))
+          body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(pending_, j_, cast(dt, v))));
       } else if (!half && y == cache() && is_row_element(v, y)) {
         // The routine left the stored value in the output row already (in
         // cache: streaming it again would only add a pass).
@@ -1068,7 +1070,7 @@ class Stage {
     return Seq::make(std::move(out));
   }
 
-  // The chunk [c0, c1) of the previous row of the task, from the pending
+  // The chunk [c0, c1) of the previous row of the task, from the scratch
   // row to the output: its writes spread over this row's arithmetic. Under
   // the flag has_prev_, which row_tasks resolves (a task's first row has
   // no previous row).
@@ -1123,8 +1125,10 @@ class Stage {
           "tf_stream", {address(produced_dst_, c0_), address(produced_scratch_, c0_), sub(c1, c0_)})));
     // Chunks: each chunk's reduction is a dependency chain of its own that
     // the out-of-order core overlaps with the next.
+    // The pending row's chunk goes out before this row's values overwrite
+    // it (only the last pass writes the scratch row: choose_cached).
+    if (last && pending_) before.insert(before.begin(), stream_pending(c1));
     if (last) before.insert(before.begin(), prefetch_next_row(bs, c1));
-    if (last && pending_) before.push_back(stream_pending(c1));
     StmtPtr chunk = Seq::make(std::move(before));
     // On a GPU each chunk's reduction is a block-wide one (a barrier): a
     // pass without calls staged a chunk at a time (whose float sums the
@@ -1356,29 +1360,31 @@ class Stage {
     return passes;
   }
 
-  // The row's passes with the cached values in a scratch row `sb`: the
-  // value and the staged calls read sb where they read the output row. The
-  // store writes the pending row `ob`, and the next row of the task streams
-  // it out during its last reduction pass (the task streams its last row
-  // at its end). Streamed by the store pass itself, a row's writes came in
-  // one burst after its arithmetic and stalled it. Softmax at [8192, 4096]
-  // f32, through torch.ops, 5 alternating rounds, ms, streamed by the
-  // store / deferred: 14.8-15.8 / 11.7-12.5 on one thread, 7.34-7.94 /
-  // 5.97-6.18 on two.
+  // The row's passes with the cached values in the task's scratch row `sb`:
+  // the value and the staged calls read sb where they read the output row.
+  // The store leaves the result in sb, and the next row of the task
+  // streams each chunk out during its last reduction pass, before it
+  // overwrites it (the task streams its last row at its end). Streamed by
+  // the store pass itself, a row's writes came in one burst after its
+  // arithmetic and stalled it. Softmax at [8192, 4096] f32, through
+  // torch.ops, 5 alternating rounds, ms, streamed by the store / deferred:
+  // 16.7-18.0 / 13.3-14.9 on one thread, 8.23-8.49 / 6.83-7.11 on two. A
+  // separate pending row streamed at the end of each chunk was 5-10%
+  // faster for the built-in softmax, but the composed one (whose division
+  // leaves its result in sb) then paid a copy and ran 13% behind it.
   StmtPtr streamed_row(const ExprPtr& value, const Frame& f) {
-    VarPtr sb = Var::make("sb", Type::pointer(iter_.dtype()));
+    const VarPtr sb = sb_;
     const VarMap to_sb{{y_.get(), ExprPtr(sb)}};
     const std::vector<Staged> staged = staged_;
     for (Staged& st : staged_) {
       st.arg = substitute(st.arg, to_sb);
       for (ExprPtr& x : st.extra) x = substitute(x, to_sb);
     }
-    scratch_ = sb;
-    pending_ = ob_;
+    scratch_ = pending_ = sb;
     StmtPtr passes = row_passes(substitute(value, to_sb), true, f, /*stream_only=*/true);
     scratch_ = pending_ = nullptr;
     staged_ = staged;
-    return Allocate::make(sb, i64(kRowScratch), MemoryScope::kLocal, passes);
+    return passes;
   }
 
   StmtPtr row_skeleton(const std::string& what, const ExprPtr& value) {
@@ -1390,7 +1396,7 @@ class Stage {
       row_ = row;
       has_prev_ = Var::make("has_prev", Type::scalar(DType::kBool));
       deferred_ = Var::make("deferred", Type::scalar(DType::kBool));
-      ob_ = Var::make("ob", Type::pointer(iter_.dtype()));
+      sb_ = Var::make("sb", Type::pointer(iter_.dtype()));
     }
     Frame in_place = f;  // the values cached in the output row: nt as can_stream() says
     if (!can_stream()) in_place.nt = nullptr;
@@ -1414,7 +1420,7 @@ class Stage {
   }
 
   // The rows in tasks of `tr` consecutive rows: kDeferRows where the
-  // streamed form runs (the flag `deferred`), each task with its pending
+  // streamed form runs (the flag `deferred`), each task with its scratch
   // row (streamed_row), streaming its last row out and fencing at its end;
   // one row elsewhere (a few rows still spread over the threads). A task's
   // first row is peeled off (it has no previous row to stream): tested per
@@ -1425,17 +1431,17 @@ class Stage {
     const SlotVars& out = env_.slot(s_);
     VarPtr t = Var::make("t", kIndex), lo = Var::make("lo", kIndex), hi = Var::make("hi", kIndex);
     VarPtr tr = Var::make("tr", kIndex);
-    const VarPtr ob = ob_, deferred = deferred_;
+    const VarPtr sb = sb_, deferred = deferred_;
     const StmtPtr first = substitute(FlagResolver(has_prev_.get(), false).mutate(body), VarMap{{row.get(), ExprPtr(lo)}});
     const StmtPtr rest = FlagResolver(deferred.get(), true).mutate(FlagResolver(has_prev_.get(), true).mutate(body));
-    row_ = has_prev_ = deferred_ = ob_ = nullptr;
+    row_ = has_prev_ = deferred_ = sb_ = nullptr;
     StmtPtr rows = Seq::make({first, IfThenElse::make(deferred, For::make(row, add(lo, i64(1)), sub(sub(hi, lo), i64(1)),
                                                                           ForKind::kSerial, rest))});
     StmtPtr last = IfThenElse::make(
         deferred,
-        Seq::make({Evaluate::make(extern_call("tf_stream", {address(out.data, mul(sub(hi, i64(1)), inner_)), ob, inner_})),
+        Seq::make({Evaluate::make(extern_call("tf_stream", {address(out.data, mul(sub(hi, i64(1)), inner_)), sb, inner_})),
                    stream_fence()}));
-    StmtPtr task = Allocate::make(ob, i64(kRowScratch), MemoryScope::kLocal, Seq::make({rows, last}));
+    StmtPtr task = Allocate::make(sb, i64(kRowScratch), MemoryScope::kLocal, Seq::make({rows, last}));
     task = LetStmt::make(lo, mul(t, tr), LetStmt::make(hi, min(f.outer, add(lo, tr)), task));
     StmtPtr tasks = For::make(t, i64(0), div(add(f.outer, sub(tr, i64(1))), tr), ForKind::kParallel, task, {}, min_work);
     tasks = LetStmt::make(tr, select(deferred, i64(kDeferRows), i64(1)), tasks);
@@ -1492,11 +1498,11 @@ class Stage {
   ExprPtr produced_value_;
   VarPtr produced_scratch_, produced_dst_;  // the produced row's scratch row and its own row (streamed form)
   size_t produced_leaf_ = SIZE_MAX;
-  // The deferred store of a streamed cached row (streamed_row): the pending
-  // row (set while lowering that form only), the row index, the flag "this
+  // The deferred store of a streamed cached row (streamed_row): the row
+  // whose chunks the last reduction pass streams out (set while lowering
+  // that form only), the task's scratch row, the row index, the flag "this
   // row has a previous row in its task" and the flag choosing that form.
-  VarPtr pending_, row_, has_prev_, deferred_;
-  VarPtr ob_;  // the pending row of the deferred form, while the row stage is lowered
+  VarPtr pending_, sb_, row_, has_prev_, deferred_;
 };
 
 }  // namespace
