@@ -783,14 +783,10 @@ class Stage {
     return Seq::make(std::move(out));
   }
 
-  // Prefetches into L2 (locality 2: prefetcht1) of the lines of leaf l's
-  // unit-stride row that hold [c0, c1), `offset` elements further on.
+  // The lines of leaf l's unit-stride row that hold [c0, c1), `offset`
+  // elements further on, prefetched into L2.
   StmtPtr prefetch_lines(const Leaf& l, const ExprPtr& offset, const VarPtr& c1) const {
-    const int64_t step = std::max<int64_t>(1, 64 / ir::dtype_bytes(l.row->dtype()));
-    VarPtr p = Var::make("p", kIndex);
-    ExprPtr at = add(offset, add(c0_, mul(p, i64(step))));
-    return For::make(p, i64(0), div(add(sub(c1, c0_), i64(step - 1)), i64(step)), ForKind::kSerial,
-                     Evaluate::make(extern_call("__builtin_prefetch", {address(l.row, at), i32(0), i32(2)})));
+    return compiler::prefetch_lines(l.row, offset, c0_, sub(c1, c0_));
   }
 
   // ---- the parts both skeletons share ---------------------------------------
@@ -1518,6 +1514,14 @@ StmtPtr stream_fence() { return Evaluate::make(extern_call("tf_stream_fence", {}
 ExprPtr stream_min_bytes() { return Call::make(kIndex, "tf_stream_min_bytes", {}, Call::kExtern); }
 ExprPtr prefetch_min_bytes() { return Call::make(kIndex, "tf_prefetch_min_bytes", {}, Call::kExtern); }
 ExprPtr team_size() { return Call::make(kIndex, "tf_threads", {}, Call::kExtern); }
+
+StmtPtr prefetch_lines(const VarPtr& row, const ExprPtr& offset, const ExprPtr& lo, const ExprPtr& n) {
+  const int64_t step = std::max<int64_t>(1, 64 / ir::dtype_bytes(row->dtype()));
+  VarPtr p = Var::make("p", kIndex);
+  ExprPtr at = add(offset, add(lo, mul(p, i64(step))));
+  return For::make(p, i64(0), div(add(n, i64(step - 1)), i64(step)), ForKind::kSerial,
+                   Evaluate::make(extern_call("__builtin_prefetch", {address(row, at), i32(0), i32(2)})));
+}
 
 bool is_row_reduce(const ir::Call& c) {
   if (!c.op() || c.op()->name() != "Reduce") return false;

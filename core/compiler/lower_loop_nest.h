@@ -145,6 +145,11 @@ tir::ExprPtr prefetch_min_bytes();
 // The number of threads a parallel loop of the current call would get
 // (the prelude's tf_threads, an i64).
 tir::ExprPtr team_size();
+// Prefetches into L2 (locality 2: prefetcht1) of the lines of `row` (a
+// pointer) that hold its elements [lo, lo + n), `offset` elements further
+// on: one per 64-byte line.
+tir::StmtPtr prefetch_lines(const tir::VarPtr& row, const tir::ExprPtr& offset, const tir::ExprPtr& lo,
+                            const tir::ExprPtr& n);
 // The fence that makes a task's streamed stores visible to other threads.
 tir::StmtPtr stream_fence();
 // A row stage's task is one row, which ends with a store fence: rows

@@ -71,16 +71,6 @@ ExprPtr prefetches(const SlotVars& x, const ExprPtr& moved, const ExprPtr& dim) 
   return land(ge(moved, prefetch_min_bytes()), land(rows, eq(stride(x, 1), mul(extent(x, 2), dim))));
 }
 
-// Prefetches into L2 (locality 2) of the lines kPrefetchAhead bytes past the
-// head's row xr of `dim` values of type t.
-StmtPtr prefetch_ahead(const VarPtr& xr, const ExprPtr& dim, DType t) {
-  const int64_t bytes = ir::dtype_bytes(t), per_line = 64 / bytes;
-  const VarPtr p = Var::make("p", kIndex);
-  const ExprPtr at = add(i64(kPrefetchAhead / bytes), mul(p, i64(per_line)));
-  return For::make(p, i64(0), div(add(dim, i64(per_line - 1)), i64(per_line)), ForKind::kSerial,
-                   Evaluate::make(extern_call("__builtin_prefetch", {address(xr, at), i32(0), i32(2)})));
-}
-
 // One of q / k rotated into y, for row (b, s) at position rows cr / sr;
 // streamed through an L1 buffer when `stream` holds (null: never), its
 // input prefetched ahead there when `pf` holds.
@@ -114,7 +104,7 @@ StmtPtr rotate(const SlotVars& x, const SlotVars& y, const ExprPtr& b, const Exp
   const StmtPtr streamed = Allocate::make(
       buf, i64(kChunk), MemoryScope::kLocal,
       Seq::make({For::make(h, i64(0), extent(x, 2), ForKind::kSerial,
-                           head.wrap(Seq::make({IfThenElse::make(pf, prefetch_ahead(xr, dim, t)), rows(buf), flush}))),
+                           head.wrap(Seq::make({IfThenElse::make(pf, prefetch_lines(xr, i64(kPrefetchAhead / ir::dtype_bytes(t)), i64(0), dim)), rows(buf), flush}))),
                  stream_fence()}));
   return IfThenElse::make(stream, streamed, plain);
 }
