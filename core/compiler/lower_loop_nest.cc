@@ -592,6 +592,17 @@ class Stage {
     return load(staged_.back().buf, sub(j_, c0_));
   }
 
+  // The prelude routine that computes the one staged call a streamed store
+  // stores as is (v is its buffer's element) and streams each line of the
+  // result as it computes it: fn(y + c0, buf, n, extra...). Empty where
+  // there is none: the values then stream a line at a time after the
+  // routine has run over the chunk (stream_lines).
+  std::string streaming_routine(const ExprPtr& v) const {
+    if (staged_.size() != 1 || staged_.front().fn != "tf_gelu_tanh_n" || iter_.dtype() != DType::kF32) return "";
+    auto* l = as<Load>(v);
+    return l && l->base() == staged_.front().buf ? "tf_gelu_tanh_stream_n" : "";
+  }
+
   // Whether v is row[j]: the element of `row` at the store loop's index.
   bool is_row_element(const ExprPtr& v, const VarPtr& row) const {
     auto* l = as<Load>(v);
@@ -719,15 +730,19 @@ class Stage {
             extern_call("tf_widen_n", {buf, address(l->row, mul(c0_, l->stride)), l->stride, n})));
       if (streamed && pf) body.push_back(prefetch_ahead(c1, pf));
       const std::unordered_set<const Var*> in_row = staged_in_row(value);
+      const ExprPtr v = ReadInRow(in_row, cache(), j_).mutate(rw.mutate(value));
+      const std::string self_streamed = streamed && !pending_ ? streaming_routine(v) : "";
       for (const Staged& s : staged_) {
         std::vector<ExprPtr> args{s.buf, n};
         if (in_row.count(s.buf.get())) args[0] = address(cache(), c0_);
         else body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(s.buf, sub(j_, c0_), rw.mutate(s.arg))));
         args.insert(args.end(), s.extra.begin(), s.extra.end());
-        body.push_back(Evaluate::make(extern_call(s.fn, args)));
+        if (!self_streamed.empty()) args.insert(args.begin(), address(y, c0_));
+        body.push_back(Evaluate::make(extern_call(self_streamed.empty() ? s.fn : self_streamed, args)));
       }
-      const ExprPtr v = ReadInRow(in_row, cache(), j_).mutate(rw.mutate(value));
-      if (streamed && pending_) {
+      if (!self_streamed.empty()) {
+        // The routine streamed the stored values itself.
+      } else if (streamed && pending_) {
         // Into the scratch row in place (unless a routine left it there),
         // which the next row's last reduction pass streams out
         // (streamed_row).
@@ -739,11 +754,12 @@ class Stage {
       } else if (streamed && is_row_element(v, cache())) {
         // The stored value is the scratch row's: streamed from there.
         body.push_back(Evaluate::make(extern_call("tf_stream", {address(y, c0_), address(cache(), c0_), n})));
-      } else if (streamed || half) {
+      } else if (streamed) {
+        body.push_back(stream_lines(y, c0_, n, j_, v));
+      } else if (half) {
         VarPtr buf = Var::make("buf", Type::pointer(compute_dtype(dt)));
         StmtPtr fill = For::make(j_, c0_, n, ForKind::kVectorized, Store::make(buf, sub(j_, c0_), v));
-        StmtPtr flush = Evaluate::make(streamed ? extern_call("tf_stream", {address(y, c0_), buf, n})
-                                                : extern_call("tf_narrow_n", {address(y, c0_), i64(1), buf, n}));
+        StmtPtr flush = Evaluate::make(extern_call("tf_narrow_n", {address(y, c0_), i64(1), buf, n}));
         body.push_back(Allocate::make(buf, i64(kChunk), MemoryScope::kLocal, Seq::make({fill, flush})));
       } else {
         body.push_back(For::make(j_, c0_, n, ForKind::kVectorized, Store::make(y, j_, cast(dt, v))));
@@ -1077,6 +1093,45 @@ class Stage {
                             Evaluate::make(extern_call("tf_stream", {prev, address(pending_, c0_), sub(c1, c0_)})));
   }
 
+  // The previous row's chunk streamed out during this row's exps rather
+  // than in one burst before them (the burst waited on the
+  // write-combining buffers): where the last pass fills the scratch row
+  // with a staged exp's argument and sums the exps there (softmax's x -
+  // max), the argument goes to a chunk buffer instead, and
+  // tf_exp_sum_drain_n streams each of the row's old values out just
+  // before it writes the exp in its place. [8192, 4096] f32 softmax
+  // through torch.ops, warm allocator, alternating rounds, ms, burst /
+  // drained: 12.3-12.7 / 10.9-12.5 on one thread, 6.2-6.3 / 5.8-6.5 on
+  // two (docs/decisions.md).
+  // False, with nothing changed, where the pass has no such sum.
+  bool drain_pending(std::vector<StmtPtr>* before, const VarPtr& c1, std::vector<VarPtr>* bufs) const {
+    struct Retarget final : Mutator {
+      ExprPtr x, prev;
+      bool done = false;
+      ExprPtr mutate_Call(const Call& n, const ExprPtr& self) override {
+        if (n.name() != "tf_exp_sum_n") return Mutator::mutate_Call(n, self);
+        done = true;
+        return call(n.type(), "tf_exp_sum_drain_n", {n.args()[0], x, n.args()[1], prev});
+      }
+    };
+    for (size_t i = 0; i + 1 < before->size(); ++i) {
+      auto* fill = as<For>((*before)[i]);
+      auto* store = fill ? as<Store>(fill->body()) : nullptr;
+      if (!store || store->base() != pending_ || store->index() != ExprPtr(j_)) continue;
+      VarPtr buf = Var::make("td", Type::pointer(DType::kF32));
+      Retarget r;
+      r.x = buf;
+      r.prev = address(env_.slot(s_).data, add(mul(sub(row_, i64(1)), inner_), c0_));
+      StmtPtr sum = r.mutate((*before)[i + 1]);
+      if (!r.done) continue;
+      (*before)[i] = For::make(j_, c0_, sub(c1, c0_), ForKind::kVectorized, Store::make(buf, sub(j_, c0_), store->value()));
+      (*before)[i + 1] = sum;
+      bufs->push_back(buf);
+      return true;
+    }
+    return false;
+  }
+
   // One pass over the row computing every reduction of `depth` (`last`:
   // the row's last reduction pass, which prefetches the next row). Sums
   // are vectorized reductions in their accumulator type (double for f32,
@@ -1122,10 +1177,18 @@ class Stage {
     // Chunks: each chunk's reduction is a dependency chain of its own that
     // the out-of-order core overlaps with the next.
     // The pending row's chunk goes out before this row's values overwrite
-    // it (only the last pass writes the scratch row: choose_cached).
-    if (last && pending_) before.insert(before.begin(), stream_pending(c1));
-    if (last) before.insert(before.begin(), prefetch_next_row(bs, c1));
-    StmtPtr chunk = Seq::make(std::move(before));
+    // it (only the last pass writes the scratch row: choose_cached): during
+    // the chunk's exps where they are summed there (drain_pending), else
+    // before the chunk.
+    StmtPtr chunk;
+    std::vector<StmtPtr> drained = before;
+    if (last && pending_ && drain_pending(&drained, c1, &bufs)) {
+      chunk = IfThenElse::make(has_prev_, Seq::make(std::move(drained)), Seq::make(std::move(before)));
+    } else {
+      if (last && pending_) before.insert(before.begin(), stream_pending(c1));
+      chunk = Seq::make(std::move(before));
+    }
+    if (last) chunk = Seq::make({prefetch_next_row(bs, c1), chunk});
     // On a GPU each chunk's reduction is a block-wide one (a barrier): a
     // pass without calls staged a chunk at a time (whose float sums the
     // chunks bound) is one loop over the row and one reduction.
@@ -1509,6 +1572,31 @@ bool is_view(const ir::Op& op) {
 }
 
 StmtPtr stream_fence() { return Evaluate::make(extern_call("tf_stream_fence", {})); }
+
+StmtPtr stream_lines(const VarPtr& y, const ExprPtr& lo, const ExprPtr& n, const VarPtr& j, const ExprPtr& value) {
+  const DType dt = y->dtype();
+  const ExprPtr per_line = i64(64 / ir::dtype_bytes(dt));
+  // h elements up to y's first line boundary, then nl whole lines.
+  const VarPtr h = Var::make("lh", kIndex), nl = Var::make("nl", kIndex);
+  const ExprPtr body_lo = add(lo, h), body_hi = add(body_lo, mul(nl, per_line));
+  // The two edges, [lo, body_lo) and [body_hi, lo + n), in one loop.
+  const VarPtr s = Var::make("s", kIndex), e0 = Var::make("e0", kIndex), e1 = Var::make("e1", kIndex);
+  const StmtPtr edges = For::make(
+      s, i64(0), i64(2), ForKind::kSerial,
+      LetStmt::make(e0, select(eq(s, i64(0)), lo, body_hi),
+                    LetStmt::make(e1, select(eq(s, i64(0)), body_lo, add(lo, n)),
+                                  For::make(j, e0, sub(e1, e0), ForKind::kVectorized, Store::make(y, j, cast(dt, value))))));
+  const VarPtr l = Var::make("l", kIndex), b0 = Var::make("b0", kIndex);
+  const VarPtr line = Var::make("line", Type::pointer(dt));
+  const StmtPtr fill = For::make(j, b0, per_line, ForKind::kVectorized, Store::make(line, sub(j, b0), cast(dt, value)));
+  const StmtPtr lines = For::make(
+      l, i64(0), nl, ForKind::kSerial,
+      LetStmt::make(b0, add(body_lo, mul(l, per_line)),
+                    Allocate::make(line, per_line, MemoryScope::kLocal,
+                                   Seq::make({fill, Evaluate::make(extern_call("tf_stream_line", {address(y, b0), line}))}))));
+  const ExprPtr head = Call::make(kIndex, "tf_line_head", {address(y, lo), n}, Call::kExtern);
+  return LetStmt::make(h, head, LetStmt::make(nl, div(sub(n, h), per_line), Seq::make({edges, lines})));
+}
 
 // The prelude's functions of the cache size (i64 results).
 ExprPtr stream_min_bytes() { return Call::make(kIndex, "tf_stream_min_bytes", {}, Call::kExtern); }

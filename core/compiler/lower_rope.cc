@@ -6,6 +6,8 @@
 // parameter the check is a precheck: it runs before any stage writes, so the
 // kernel need not count as one that fails after writing (its callers may
 // then write in place).
+#include <functional>
+
 #include "core/compiler/codegen.h"
 #include "core/compiler/lower_stages.h"
 #include "core/compiler/scalar_lowering.h"
@@ -42,12 +44,12 @@ StmtPtr check_positions(const EntryVars& e, const Rope& op, const VarPtr& ok, co
   return frame.wrap(For::make(t, i64(0), mul(bn, sn), ForKind::kSerial, check));
 }
 
-// Whether one output of rope streams its rows past the cache (tf_stream):
-// an f32 / f64 output of stream_min_bytes() or more on the CPU, with rows of
-// up to kChunk (a head's row goes through one L1 buffer). A plain store
-// reads each output line in before writing it, a third of the stage's
-// traffic. A task writes every head of one (b, s), so its rows are one
-// contiguous block and it fences once. Null where it never streams.
+// Whether one output of rope streams its rows past the cache, a line at a
+// time as they are computed (stream_lines): an f32 / f64 output of
+// stream_min_bytes() or more on the CPU. A plain store reads each output
+// line in before writing it, a third of the stage's traffic. A task
+// writes every head of one (b, s), so its rows are one contiguous block
+// and it fences once. Null where it never streams.
 // Measured through torch.ops, warm allocator, 3 alternating rounds, ms,
 // plain / streamed: [4, 2048, 32, 128] f32 36.4-38.3 / 30.4-32.5 on one
 // thread, 18.2-19.3 / 15.2-16.0 on two; [4, 512, 32, 128] the same within
@@ -56,7 +58,7 @@ ExprPtr streams(const EntryVars& e, const SlotVars& y, const ExprPtr& rows, cons
   const DType t = y.type->dtype();
   if (e.target != Target::kCpu || (t != DType::kF32 && t != DType::kF64)) return nullptr;
   const ExprPtr bytes = mul(mul(mul(rows, extent(y, 2)), dim), i64(ir::dtype_bytes(t)));
-  return land(ge(bytes, stream_min_bytes()), le(dim, i64(kChunk)));
+  return ge(bytes, stream_min_bytes());
 }
 
 // Whether rope moves enough to prefetch its inputs (prefetch_min_bytes(),
@@ -72,7 +74,7 @@ ExprPtr prefetches(const SlotVars& x, const ExprPtr& moved, const ExprPtr& dim) 
 }
 
 // One of q / k rotated into y, for row (b, s) at position rows cr / sr;
-// streamed through an L1 buffer when `stream` holds (null: never), its
+// streamed a line at a time when `stream` holds (null: never), its
 // input prefetched ahead there when `pf` holds.
 StmtPtr rotate(const SlotVars& x, const SlotVars& y, const ExprPtr& b, const ExprPtr& s, const ExprPtr& sn,
                const ExprPtr& dim, const ExprPtr& half, const VarPtr& cr, const VarPtr& sr, const VarPtr& fast,
@@ -84,28 +86,31 @@ StmtPtr rotate(const SlotVars& x, const SlotVars& y, const ExprPtr& b, const Exp
       "xr", address(x.data, add(add(mul(b, stride(x, 0)), mul(s, stride(x, 1))), mul(h, stride(x, 2)))), true);
   const VarPtr yr =
       head.bind_pointer("yr", address(y.data, mul(add(mul(add(mul(b, sn), s), extent(x, 2)), h), dim)), true);
-  auto body = [&](const VarPtr& to, const ExprPtr& xs, const ExprPtr& cs, const ExprPtr& ss) {
+  // The row's two halves, stored by `store` (to, lo, n, value of j).
+  using StoreFn = std::function<StmtPtr(const ExprPtr&, const ExprPtr&, const ExprPtr&)>;
+  auto body = [&](const StoreFn& store, const ExprPtr& xs, const ExprPtr& cs, const ExprPtr& ss) {
     auto X = [&](const ExprPtr& i) { return cast(c, load(xr, mul(i, xs))); };
     const ExprPtr cj = cast(c, load(cr, mul(j, cs))), sj = cast(c, load(sr, mul(j, ss)));
-    const StmtPtr lo = For::make(j, i64(0), half, ForKind::kVectorized,
-                                 Store::make(to, j, cast(t, add(mul(X(j), cj), mul(neg(X(add(j, half))), sj)))));
-    const StmtPtr hi = For::make(j, half, sub(dim, half), ForKind::kVectorized,
-                                 Store::make(to, j, cast(t, add(mul(X(j), cj), mul(X(sub(j, half)), sj)))));
-    return Seq::make({lo, hi});
+    return Seq::make({store(i64(0), half, cast(t, add(mul(X(j), cj), mul(neg(X(add(j, half))), sj)))),
+                      store(half, sub(dim, half), cast(t, add(mul(X(j), cj), mul(X(sub(j, half)), sj))))});
   };
-  auto rows = [&](const VarPtr& to) {
-    return IfThenElse::make(fast, body(to, i64(1), i64(1), i64(1)),
-                            body(to, stride(x, 3), stride(cos, 1), stride(sin, 1)));
+  auto rows = [&](const StoreFn& store) {
+    return IfThenElse::make(fast, body(store, i64(1), i64(1), i64(1)),
+                            body(store, stride(x, 3), stride(cos, 1), stride(sin, 1)));
   };
-  const StmtPtr plain = For::make(h, i64(0), extent(x, 2), ForKind::kSerial, head.wrap(rows(yr)));
+  const StoreFn plain_store = [&](const ExprPtr& lo, const ExprPtr& n, const ExprPtr& v) {
+    return For::make(j, lo, n, ForKind::kVectorized, Store::make(yr, j, v));
+  };
+  const StmtPtr plain = For::make(h, i64(0), extent(x, 2), ForKind::kSerial, head.wrap(rows(plain_store)));
   if (!stream) return plain;
-  const VarPtr buf = Var::make("buf", Type::pointer(t));
-  const StmtPtr flush = Evaluate::make(extern_call("tf_stream", {yr, buf, dim}));
-  const StmtPtr streamed = Allocate::make(
-      buf, i64(kChunk), MemoryScope::kLocal,
-      Seq::make({For::make(h, i64(0), extent(x, 2), ForKind::kSerial,
-                           head.wrap(Seq::make({IfThenElse::make(pf, prefetch_lines(xr, i64(kPrefetchAhead / ir::dtype_bytes(t)), i64(0), dim)), rows(buf), flush}))),
-                 stream_fence()}));
+  // Each line streamed as it is computed (stream_lines).
+  const StoreFn streamed_store = [&](const ExprPtr& lo, const ExprPtr& n, const ExprPtr& v) {
+    return stream_lines(yr, lo, n, j, v);
+  };
+  const StmtPtr prefetch = IfThenElse::make(pf, prefetch_lines(xr, i64(kPrefetchAhead / ir::dtype_bytes(t)), i64(0), dim));
+  const StmtPtr streamed =
+      Seq::make({For::make(h, i64(0), extent(x, 2), ForKind::kSerial, head.wrap(Seq::make({prefetch, rows(streamed_store)}))),
+                 stream_fence()});
   return IfThenElse::make(stream, streamed, plain);
 }
 

@@ -203,6 +203,30 @@ static inline void tf_stream(T* __restrict dst, const T* __restrict src, int64_t
 #endif
   for (; i < n; ++i) dst[i] = src[i];
 }
+// The elements of p's row before its first 64-byte line boundary, at most
+// n: where stream_lines starts streaming whole lines (all n when p is not
+// even aligned to its element, which no line boundary then follows).
+template <typename T>
+static inline int64_t tf_line_head(const T* p, int64_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (a % sizeof(T) != 0) return n;
+  const int64_t h = static_cast<int64_t>(((64 - (a & 63)) & 63) / sizeof(T));
+  return h < n ? h : n;
+}
+// One 64-byte line from an aligned L1 buffer to the line-aligned dst, as
+// one streaming store: a chunk's lines go out as they are computed rather
+// than in one burst after it.
+template <typename T>
+static inline void tf_stream_line(T* __restrict dst, const T* __restrict src) {
+#if defined(__AVX512F__)
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), _mm512_load_si512(src));
+#elif defined(__AVX__)
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), _mm256_load_si256(reinterpret_cast<const __m256i*>(src)));
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(dst) + 1, _mm256_load_si256(reinterpret_cast<const __m256i*>(src) + 1));
+#else
+  for (int64_t i = 0; i < 64 / static_cast<int64_t>(sizeof(T)); ++i) dst[i] = src[i];
+#endif
+}
 static inline void tf_stream_fence() {
 #if defined(__AVX__)
   _mm_sfence();
@@ -261,16 +285,25 @@ static inline void tf_exp_n(float* __restrict v, int64_t n) {
   #pragma omp simd
   for (int64_t j = i; j < n; ++j) v[j] = tf_exp(v[j]);
 }
-// tf_exp_n, returning the sum of the exponentials (in lanes, two
-// accumulators, then across): softmax's sum pass in one sweep of the chunk.
-static inline float tf_exp_sum_n(float* __restrict v, int64_t n) {
+// v[i] = tf_exp(x[i]) for i < n (x may be v), returning the sum of the
+// exponentials (in lanes, two accumulators, then across): softmax's sum
+// pass in one sweep of the chunk. With kDrain, v's previous values first
+// go to dst, streamed 32 at a time just before they are overwritten (dst
+// line-aligned), so that a scratch row's previous row leaves during this
+// row's exps rather than in one burst before them; the sum is the same.
+template <bool kDrain>
+static inline float tf_exp_sum_into(float* v, const float* x, int64_t n, float* dst) {
   int64_t i = 0;
   float sum = 0;
 #if defined(__AVX512F__)
   __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
   for (; i + 32 <= n; i += 32) {
-    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i), -87.33654f, 88.7228391f));
-    const __m512 b = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(v + i + 16), -87.33654f, 88.7228391f));
+    if constexpr (kDrain) {
+      _mm512_stream_ps(dst + i, _mm512_loadu_ps(v + i));
+      _mm512_stream_ps(dst + i + 16, _mm512_loadu_ps(v + i + 16));
+    }
+    const __m512 a = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(x + i), -87.33654f, 88.7228391f));
+    const __m512 b = tf_exp16_core(tf_clamp16(_mm512_loadu_ps(x + i + 16), -87.33654f, 88.7228391f));
     _mm512_storeu_ps(v + i, a);
     _mm512_storeu_ps(v + i + 16, b);
     s0 = _mm512_add_ps(s0, a);
@@ -278,12 +311,21 @@ static inline float tf_exp_sum_n(float* __restrict v, int64_t n) {
   }
   sum = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
 #endif
+  if constexpr (kDrain) tf_stream(dst + i, v + i, n - i);
   #pragma omp simd reduction(+:sum)
   for (int64_t j = i; j < n; ++j) {
-    v[j] = tf_exp(v[j]);
+    v[j] = tf_exp(x[j]);
     sum += v[j];
   }
   return sum;
+}
+static inline float tf_exp_sum_n(float* v, int64_t n) { return tf_exp_sum_into<false>(v, v, n, nullptr); }
+// tf_exp_sum_into<true> where dst starts a line; elsewhere the previous
+// values go out in one burst first.
+static inline float tf_exp_sum_drain_n(float* v, const float* x, int64_t n, float* dst) {
+  if (tf_line_head(dst, n) == 0) return tf_exp_sum_into<true>(v, x, n, dst);
+  tf_stream(dst, v, n);
+  return tf_exp_sum_into<false>(v, x, n, nullptr);
 }
 
 #if defined(__AVX512F__)
@@ -397,22 +439,45 @@ static inline __m512 tf_gelu16_finish(__m512 x, __m512 e) {  // 0.5 x (1 + fma(2
   const __m512 t = _mm512_fmsub_ps(_mm512_add_ps(e, e), q, _mm512_set1_ps(1.0f));
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), t));
 }
-#endif
-// v[i] = tf_gelu_tanh(v[i]) for i < n <= kChunk, in place.
-static inline void tf_gelu_tanh_n(float* __restrict v, int64_t n) {
-#if defined(__AVX512F__)
+// y[i] = tf_gelu_tanh(v[i]) for i < n <= kChunk; y may be v. With
+// kStream, y starts a 64-byte line and its whole vectors are streamed
+// stores, each issued as soon as it is computed.
+template <bool kStream>
+static inline void tf_gelu_tanh_to(float* y, const float* v, int64_t n) {
   alignas(64) float e[kChunk];
   const int64_t full = n & ~int64_t{15};
   const __mmask16 tail = tf_tail_mask(n - full);
   for (int64_t i = 0; i < full; i += 16) _mm512_store_ps(e + i, tf_gelu16_exp(_mm512_loadu_ps(v + i)));
   if (tail) _mm512_store_ps(e + full, tf_gelu16_exp(_mm512_maskz_loadu_ps(tail, v + full)));
-  for (int64_t i = 0; i < full; i += 16)
-    _mm512_storeu_ps(v + i, tf_gelu16_finish(_mm512_loadu_ps(v + i), _mm512_load_ps(e + i)));
-  if (tail) _mm512_mask_storeu_ps(v + full, tail, tf_gelu16_finish(_mm512_maskz_loadu_ps(tail, v + full), _mm512_load_ps(e + full)));
+  for (int64_t i = 0; i < full; i += 16) {
+    const __m512 r = tf_gelu16_finish(_mm512_loadu_ps(v + i), _mm512_load_ps(e + i));
+    if constexpr (kStream) _mm512_stream_ps(y + i, r);
+    else _mm512_storeu_ps(y + i, r);
+  }
+  if (tail) _mm512_mask_storeu_ps(y + full, tail, tf_gelu16_finish(_mm512_maskz_loadu_ps(tail, v + full), _mm512_load_ps(e + full)));
+}
+#endif
+// v[i] = tf_gelu_tanh(v[i]) for i < n <= kChunk, in place.
+static inline void tf_gelu_tanh_n(float* __restrict v, int64_t n) {
+#if defined(__AVX512F__)
+  tf_gelu_tanh_to<false>(v, v, n);
 #else
   #pragma omp simd
   for (int64_t i = 0; i < n; ++i) v[i] = tf_gelu_tanh<float>(v[i]);
 #endif
+}
+// y[i] = tf_gelu_tanh(v[i]) for i < n <= kChunk, streamed past the cache:
+// where y starts a line, each line as the routine's last loop computes it;
+// elsewhere computed in place in v and then streamed.
+static inline void tf_gelu_tanh_stream_n(float* __restrict y, float* __restrict v, int64_t n) {
+#if defined(__AVX512F__)
+  if (tf_line_head(y, n) == 0) {
+    tf_gelu_tanh_to<true>(y, v, n);
+    return;
+  }
+#endif
+  tf_gelu_tanh_n(v, n);
+  tf_stream(y, v, n);
 }
 
 // v[i] = tf_rf16(v[i]) for i < n, bit for bit: F16C's round trip, NaN lanes

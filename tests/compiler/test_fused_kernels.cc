@@ -232,6 +232,35 @@ TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhe
   check("weighted", {{3, 5}, {5}}, {{1536, 4096}, {4096}});
 }
 
+TEST_F(FusedKernels, StreamedStoresLeaveALineAtATime) {
+  auto tir = [&](const char* name) { return compiler::generate(*module_->lookup(name)).tir; };
+  // A streamed stage computes each 64-byte line of its output into a line
+  // buffer and streams it at once, rather than a whole chunk and then one
+  // burst of stores; the elements before the row's first line boundary
+  // and after its last are stored plainly. In each of the four streamed
+  // copies of the loop (unit strides or not, one or several threads).
+  const std::string sw = tir("swiglu");
+  EXPECT_EQ(count(sw, "let lh: i64 = @tf_line_head(&y[c0], (c1 - c0))"), 4) << sw;
+  EXPECT_EQ(count(sw, "for (l, 0, nl) serial {"), 4) << sw;
+  EXPECT_EQ(count(sw, "allocate line: f32[16] local {"), 4) << sw;
+  EXPECT_EQ(count(sw, "@tf_stream_line(&y[b0], line)"), 4) << sw;
+  EXPECT_EQ(count(sw, "@tf_stream("), 0) << sw;
+  // A row stage's store pass alike (f64: lines of 8).
+  const std::string rms = tir("rmsnorm64");
+  EXPECT_GT(count(rms, "allocate line: f64[8] local {"), 0) << rms;
+  EXPECT_EQ(count(rms, "allocate line: f64[8] local {"), count(rms, "@tf_stream_line(&y[b0], line)")) << rms;
+  // gelu's chunk routine streams its own lines as it computes them.
+  const std::string ge = tir("gelu_t");
+  EXPECT_EQ(count(ge, "@tf_gelu_tanh_stream_n(&y[c0], tb0, (c1 - c0))"), 4) << ge;
+  EXPECT_EQ(count(ge, "@tf_stream_line("), 0) << ge;
+  // Streamed shapes (the cache pinned at 64 MiB: outputs of 16 MiB or
+  // more), rows of whole lines and rows of 2049 floats, whose chunks start
+  // off a line boundary.
+  check("swiglu", {{2048, 2048}, {2048, 2048}}, {{2049, 2049}, {2049, 2049}});
+  check("gelu_t", {{2048, 2048}}, {{2049, 2049}});
+  check("rmsnorm64", {{1024, 2048}, {2048}}, {{1025, 2049}, {2049}});
+}
+
 TEST_F(FusedKernels, StagesOfExpLikeWorkForkFromFewerElements) {
   auto tir = [&](const char* name) { return compiler::generate(*module_->lookup(name)).tir; };
   // Every parallel loop is taken only when the call has more than one

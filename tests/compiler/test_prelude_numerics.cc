@@ -77,7 +77,18 @@ class PreludeRoutines : public ::testing::Test {
                                "extern \"C\" void probe_stream_f32(float* d, const float* s, int64_t n) {\n"
                                "  tf_stream(d, s, n); tf_stream_fence(); }\n"
                                "extern \"C\" void probe_stream_f64(double* d, const double* s, int64_t n) {\n"
-                               "  tf_stream(d, s, n); tf_stream_fence(); }\n" +
+                               "  tf_stream(d, s, n); tf_stream_fence(); }\n"
+                               "extern \"C\" int64_t probe_line_head_f32(const float* p, int64_t n) { return tf_line_head(p, n); }\n"
+                               "extern \"C\" int64_t probe_line_head_f64(const double* p, int64_t n) { return tf_line_head(p, n); }\n"
+                               "extern \"C\" void probe_stream_line_f32(float* d, const float* s) {\n"
+                               "  tf_stream_line(d, s); tf_stream_fence(); }\n"
+                               "extern \"C\" void probe_stream_line_f64(double* d, const double* s) {\n"
+                               "  tf_stream_line(d, s); tf_stream_fence(); }\n"
+                               "extern \"C\" float probe_exp_sum_drain(float* v, const float* x, int64_t n, float* d) {\n"
+                               "  const float s = tf_exp_sum_drain_n(v, x, n, d); tf_stream_fence(); return s; }\n"
+                               "extern \"C\" void probe_gelu(float* v, int64_t n) { tf_gelu_tanh_n(v, n); }\n"
+                               "extern \"C\" void probe_gelu_stream(float* y, float* v, int64_t n) {\n"
+                               "  tf_gelu_tanh_stream_n(y, v, n); tf_stream_fence(); }\n" +
                                kCacheProbes;
     lib_ = load(source, "routines");
   }
@@ -248,6 +259,108 @@ void check_stream(void (*stream)(T*, const T*, int64_t)) {
 TEST_F(PreludeRoutines, StreamingCopiesExactlyTheRangeFromAnyAlignment) {
   check_stream(fn<void (*)(float*, const float*, int64_t)>("probe_stream_f32"));
   check_stream(fn<void (*)(double*, const double*, int64_t)>("probe_stream_f64"));
+}
+
+// tf_line_head: the elements before the next 64-byte boundary, at most n,
+// and all n where the pointer is not aligned to its element (no element
+// then starts a line).
+template <typename T>
+void check_line_head(int64_t (*head)(const T*, int64_t)) {
+  constexpr int64_t kLine = 64 / sizeof(T);
+  alignas(64) T row[4 * kLine];
+  for (int64_t offset = 0; offset <= 2 * kLine; ++offset)
+    for (int64_t n : {int64_t{0}, int64_t{1}, kLine - 1, kLine, 3 * kLine})
+      EXPECT_EQ(head(row + offset, n), std::min(n, (kLine - offset % kLine) % kLine)) << offset << " " << n;
+  const T* odd = reinterpret_cast<const T*>(reinterpret_cast<const char*>(row) + 1);
+  EXPECT_EQ(head(odd, 100), 100);
+}
+
+TEST_F(PreludeRoutines, LineHeadIsTheDistanceToTheNextLineBoundary) {
+  check_line_head(fn<int64_t (*)(const float*, int64_t)>("probe_line_head_f32"));
+  check_line_head(fn<int64_t (*)(const double*, int64_t)>("probe_line_head_f64"));
+}
+
+// tf_stream_line writes exactly the one line it is given.
+template <typename T>
+void check_stream_line(void (*line)(T*, const T*)) {
+  constexpr int64_t kLine = 64 / sizeof(T);
+  alignas(64) T dst[3 * kLine];
+  alignas(64) T src[kLine];
+  for (int64_t i = 0; i < kLine; ++i) src[i] = static_cast<T>(i + 1);
+  for (T& d : dst) d = T(-1);
+  line(dst + kLine, src);
+  for (int64_t i = 0; i < 3 * kLine; ++i)
+    EXPECT_EQ(dst[i], i >= kLine && i < 2 * kLine ? src[i - kLine] : T(-1)) << "element " << i;
+}
+
+TEST_F(PreludeRoutines, AStreamedLineIsExactlyItsSixtyFourBytes) {
+  check_stream_line(fn<void (*)(float*, const float*)>("probe_stream_line_f32"));
+  check_stream_line(fn<void (*)(double*, const double*)>("probe_stream_line_f64"));
+}
+
+// The streaming gelu stores the bits of the in-place routine, at every
+// length of a chunk and every alignment of its destination (line-aligned:
+// streamed as computed; otherwise computed, then streamed), and nothing
+// outside [y, y + n).
+TEST_F(PreludeRoutines, StreamedGeluIsTheInPlaceGelu) {
+  const auto gelu = fn<void (*)(float*, int64_t)>("probe_gelu");
+  const auto streamed = fn<void (*)(float*, float*, int64_t)>("probe_gelu_stream");
+  ASSERT_TRUE(gelu && streamed);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-12.0f, 12.0f);
+  constexpr int64_t kChunk = 256;
+  for (int64_t offset : {0, 1, 5, 16}) {
+    for (int64_t n = 1; n <= kChunk; n += n < 40 ? 1 : 37) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = dist(rng);
+      x[0] = NAN;
+      if (n > 2) x[2] = -INFINITY;
+      std::vector<float> want = x;
+      gelu(want.data(), n);
+      alignas(64) float y[kChunk + 32];
+      for (float& v : y) v = 7.0f;
+      std::vector<float> scratch = x;
+      streamed(y + offset, scratch.data(), n);
+      for (int64_t i = 0; i < kChunk + 32; ++i) {
+        const bool inside = i >= offset && i < offset + n;
+        if (inside) ASSERT_TRUE(same_bits(y[i], want[static_cast<size_t>(i - offset)])) << offset << " " << n << " " << i;
+        else ASSERT_EQ(y[i], 7.0f) << "offset " << offset << ", n " << n << ", element " << i;
+      }
+    }
+  }
+}
+
+// The draining exp-sum: the previous contents of v go to dst exactly
+// (nothing around it written), v gets tf_exp of x, and the sum is
+// tf_exp_sum_n's bit for bit, for every alignment of dst and every length
+// of a chunk.
+TEST_F(PreludeRoutines, DrainingExpSumIsTheExpSumAfterAStream) {
+  const auto drain = fn<float (*)(float*, const float*, int64_t, float*)>("probe_exp_sum_drain");
+  const auto exp_sum = fn<ExpSumN>("probe_exp_sum");
+  ASSERT_TRUE(drain && exp_sum);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-30.0f, 5.0f);
+  constexpr int64_t kChunk = 256;
+  for (int64_t offset : {0, 3, 16}) {
+    for (int64_t n = 0; n <= kChunk; n += n < 70 ? 1 : 31) {
+      std::vector<float> x(static_cast<size_t>(n)), old(static_cast<size_t>(n));
+      for (float& v : x) v = dist(rng);
+      for (float& v : old) v = dist(rng);
+      std::vector<float> want = x;
+      const float want_sum = exp_sum(want.data(), n);
+      std::vector<float> v = old;
+      alignas(64) float dst[kChunk + 32];
+      for (float& d : dst) d = 7.0f;
+      const float sum = drain(v.data(), x.data(), n, dst + offset);
+      EXPECT_TRUE(same_bits(sum, want_sum)) << "offset " << offset << ", n " << n << ": " << sum << " vs " << want_sum;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_TRUE(same_bits(v[static_cast<size_t>(i)], want[static_cast<size_t>(i)])) << offset << " " << n << " " << i;
+      for (int64_t i = 0; i < kChunk + 32; ++i) {
+        const bool inside = i >= offset && i < offset + n;
+        ASSERT_EQ(dst[i], inside ? old[static_cast<size_t>(i - offset)] : 7.0f) << offset << " " << n << " " << i;
+      }
+    }
+  }
 }
 
 // The team size a stage's fork test reads is the thread count the caller

@@ -113,10 +113,12 @@ TEST_F(Views, ShortRowsOfWholeCacheLinesStreamWithOneFencePerTask) {
                      "((inner >= 2048) || (((inner * 4) % 64) == 0)))"),
             std::string::npos)
       << tir;
-  // Two pieces per row, in four copies of the row loop (unit strides or
-  // not, parallel or the one-thread twin); one fence after the row loop in
-  // each task loop that streams (the twin's is not unswitched).
-  EXPECT_EQ(count(tir, "@tf_stream("), 8) << tir;
+  // Two pieces per row, each streamed a line at a time, in four copies of
+  // the row loop (unit strides or not, parallel or the one-thread twin);
+  // one fence after the row loop in each task loop that streams (the
+  // twin's is not unswitched).
+  EXPECT_EQ(count(tir, "@tf_stream_line("), 8) << tir;
+  EXPECT_EQ(count(tir, "@tf_stream("), 0) << tir;
   EXPECT_EQ(count(tir, "@tf_stream_fence()"), 3) << tir;
   // Streamed (rows of 128, 16 MiB), and rows of 100 floats, which are not
   // whole lines, stored.
