@@ -1579,13 +1579,16 @@ StmtPtr stream_lines(const VarPtr& y, const ExprPtr& lo, const ExprPtr& n, const
   // h elements up to y's first line boundary, then nl whole lines.
   const VarPtr h = Var::make("lh", kIndex), nl = Var::make("nl", kIndex);
   const ExprPtr body_lo = add(lo, h), body_hi = add(body_lo, mul(nl, per_line));
-  // The two edges, [lo, body_lo) and [body_hi, lo + n), in one loop.
+  // The two edges, [lo, body_lo) and [body_hi, lo + n), in one loop, run
+  // only where they hold anything (a row of whole lines has none: the
+  // composed RoPE's half rows of 64 values paid for two empty loops).
   const VarPtr s = Var::make("s", kIndex), e0 = Var::make("e0", kIndex), e1 = Var::make("e1", kIndex);
-  const StmtPtr edges = For::make(
+  const StmtPtr edge_loop = For::make(
       s, i64(0), i64(2), ForKind::kSerial,
       LetStmt::make(e0, select(eq(s, i64(0)), lo, body_hi),
                     LetStmt::make(e1, select(eq(s, i64(0)), body_lo, add(lo, n)),
                                   For::make(j, e0, sub(e1, e0), ForKind::kVectorized, Store::make(y, j, cast(dt, value))))));
+  const StmtPtr edges = IfThenElse::make(lt(mul(nl, per_line), n), edge_loop);
   const VarPtr l = Var::make("l", kIndex), b0 = Var::make("b0", kIndex);
   const VarPtr line = Var::make("line", Type::pointer(dt));
   const StmtPtr fill = For::make(j, b0, per_line, ForKind::kVectorized, Store::make(line, sub(j, b0), cast(dt, value)));

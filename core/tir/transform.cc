@@ -173,6 +173,32 @@ class InvariantReplacer final : public Mutator {
   const std::unordered_set<const Var*>& varying_;
 };
 
+// Takes out of a serial loop's body the lets of hoisted float values
+// (`hoisted`) that read no variable the loop binds, wherever they sit in
+// it. Hoisted values read no memory (invariant() leaves loads), and a
+// float one cannot trap, so computing it once before the loop, even when
+// a branch inside would not have, changes nothing but the work.
+class HoistedLetLifter final : public Mutator {
+ public:
+  HoistedLetLifter(const std::unordered_set<const Var*>& hoisted, const std::unordered_set<const Var*>& bound)
+      : hoisted_(hoisted), bound_(bound) {}
+  std::vector<std::pair<VarPtr, ExprPtr>> lifted;
+
+ protected:
+  StmtPtr mutate_LetStmt(const LetStmt& n, const StmtPtr& self) override {
+    const DType d = n.value()->dtype();
+    if (!hoisted_.count(n.var().get()) || (d != DType::kF32 && d != DType::kF64) ||
+        !independent_of(n.value(), bound_, {}))
+      return Mutator::mutate_LetStmt(n, self);
+    lifted.emplace_back(n.var(), n.value());
+    return mutate(n.body());
+  }
+
+ private:
+  const std::unordered_set<const Var*>& hoisted_;
+  const std::unordered_set<const Var*>& bound_;
+};
+
 class InvariantHoister final : public Mutator {
  protected:
   StmtPtr mutate_For(const For& n, const StmtPtr& self) override {
@@ -180,6 +206,7 @@ class InvariantHoister final : public Mutator {
     StmtPtr loop = body == n.body() ? self
                                     : For::make(n.var(), n.min(), n.extent(), n.for_kind(), body, n.reductions(),
                                                 n.min_work());
+    if (n.for_kind() == ForKind::kSerial) return lift(loop);
     if (n.for_kind() != ForKind::kVectorized) return loop;
     Binders b;
     b.visit(loop);
@@ -189,9 +216,32 @@ class InvariantHoister final : public Mutator {
     if (r.hoisted.empty()) return loop;
     const For& f = *as<For>(loop);
     StmtPtr out = For::make(f.var(), f.min(), f.extent(), f.for_kind(), inner, f.reductions(), f.min_work());
-    for (auto it = r.hoisted.rbegin(); it != r.hoisted.rend(); ++it) out = LetStmt::make(it->first, it->second, out);
+    for (auto it = r.hoisted.rbegin(); it != r.hoisted.rend(); ++it) {
+      hoisted_.insert(it->first.get());
+      out = LetStmt::make(it->first, it->second, out);
+    }
     return out;
   }
+
+ private:
+  // A value hoisted out of a vectorized loop that sits in a serial loop
+  // (a line of a streamed store: stream_lines in the compiler) moves on
+  // out of it too: GCC kept a LayerNorm's 1 / sqrt(max(var, 0) + eps),
+  // whose max has a NaN branch, inside the loop over lines, a double
+  // square root and division per 16 values.
+  StmtPtr lift(const StmtPtr& loop) {
+    Binders b;
+    b.visit(loop);
+    const For& f = *as<For>(loop);
+    HoistedLetLifter l(hoisted_, b.vars);
+    StmtPtr inner = l.mutate(f.body());
+    if (l.lifted.empty()) return loop;
+    StmtPtr out = For::make(f.var(), f.min(), f.extent(), f.for_kind(), inner, f.reductions(), f.min_work());
+    for (auto it = l.lifted.rbegin(); it != l.lifted.rend(); ++it) out = LetStmt::make(it->first, it->second, out);
+    return out;
+  }
+
+  std::unordered_set<const Var*> hoisted_;
 };
 
 // Unswitches parallel loops (transform.h). At most two variables per loop:

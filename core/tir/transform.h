@@ -48,7 +48,9 @@ StmtPtr unswitch_parallel_loops(const StmtPtr& s);
 // LetStmt before the loop. Loads stay (the loop may store to memory they
 // read), and so do extern calls. Rationale: a C compiler may not hoist a
 // libm call that can set errno, and a call it keeps in the loop can stop
-// the loop from vectorizing.
+// the loop from vectorizing. A hoisted float value then also leaves every
+// serial loop around it whose variables it does not read (a streamed
+// store's loop over lines), wherever it sits in that loop's body.
 StmtPtr hoist_loop_invariants(const StmtPtr& s);
 
 // A pure call computed more than once in one iteration of a vectorized For

@@ -286,6 +286,31 @@ TEST(Tir, LoopInvariantCallsAreHoistedOutOfVectorizedLoops) {
   EXPECT_EQ(hoist_loop_invariants(out).get(), out.get());
 }
 
+TEST(Tir, HoistedValuesLeaveTheSerialLoopsAroundThem) {
+  // for (c) for (l) { let b0 = ...; for (j, b0, 16) vectorized y[j] = x[j]
+  // * 1 / sqrt(r + eps) * 1 / sqrt(l) }: the first value reads nothing the
+  // serial loops bind and ends up before both; the second reads l and stays
+  // in front of the vectorized loop.
+  VarPtr x = Var::make("x", Type::pointer(DType::kF32)), y = Var::make("y", Type::pointer(DType::kF32));
+  VarPtr n = Var::make("n", kI64), r = Var::make("r", kF32), j = Var::make("j", kI64);
+  VarPtr c = Var::make("c", kI64), l = Var::make("l", kI64), b0 = Var::make("b0", kI64);
+  ExprPtr inv = div(imm(DType::kF32, 1), call(kF32, "std::sqrt", {add(r, imm(DType::kF32, 1e-6))}));
+  ExprPtr by_line = div(imm(DType::kF32, 1), call(kF32, "std::sqrt", {cast(DType::kF32, l)}));
+  StmtPtr line = For::make(j, b0, i64(16), ForKind::kVectorized, Store::make(y, j, mul(mul(load(x, j), inv), by_line)));
+  StmtPtr lines = For::make(l, i64(0), n, ForKind::kSerial,
+                            LetStmt::make(b0, add(mul(c, i64(256)), mul(l, i64(16))), line));
+  StmtPtr chunks = For::make(c, i64(0), n, ForKind::kSerial, lines);
+  const std::string text = to_string(hoist_loop_invariants(chunks));
+  const size_t first = text.find("let inv0: f32 = (1.0f / std::sqrt((r + 1e-06f)))\n");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_LT(first, text.find("for (c, 0, n) serial {")) << text;
+  const size_t second = text.find("let inv1: f32 = (1.0f / std::sqrt(f32(l)))\n");
+  ASSERT_NE(second, std::string::npos) << text;
+  EXPECT_GT(second, text.find("let b0: i64")) << text;
+  EXPECT_NE(text.find("y[j] = ((x[j] * inv0) * inv1)"), std::string::npos) << text;
+  EXPECT_NO_THROW(verify(Function{"f", {x, y, n, r}, hoist_loop_invariants(chunks)}));
+}
+
 TEST(Tir, ACallRepeatedInOneIterationIsComputedOnce) {
   // y[j] = exp(x[j]); acc += exp(x[j]) -> one exp per iteration. exp(y[j])
   // (y is stored in the body) and exp(acc) (assigned in it) stay where they are.
