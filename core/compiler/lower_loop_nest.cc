@@ -1576,7 +1576,7 @@ StmtPtr stream_fence() { return Evaluate::make(extern_call("tf_stream_fence", {}
 StmtPtr stream_lines(const VarPtr& y, const ExprPtr& lo, const ExprPtr& n, const VarPtr& j, const ExprPtr& value) {
   const DType dt = y->dtype();
   const ExprPtr per_line = i64(64 / ir::dtype_bytes(dt));
-  // h elements up to y's first line boundary, then nl whole lines.
+  // lh elements up to y's first line boundary, then nl whole lines.
   const VarPtr h = Var::make("lh", kIndex), nl = Var::make("nl", kIndex);
   const ExprPtr body_lo = add(lo, h), body_hi = add(body_lo, mul(nl, per_line));
   // The two edges, [lo, body_lo) and [body_hi, lo + n), in one loop, run
