@@ -121,7 +121,8 @@ constexpr int64_t kBlock = 16384;
 // Streaming and prefetching depend on whether a stage's data is still in
 // the last-level cache when it is next read, so their thresholds are
 // fractions of that cache's size, read at run time (the prelude's
-// tf_llc_bytes: the system's L3, or TF_LLC_BYTES):
+// tf_llc_bytes: TF_LLC_BYTES, else the last-level cache sysfs lists,
+// else sysconf's L3):
 // - stream_min_bytes(), a quarter of it: outputs this large are streamed.
 //   Measured on a 300 MiB L3 through torch.ops, warm allocator, 3
 //   alternating rounds, ms, streamed / stored, rows of 4096 f32, 1 thread:

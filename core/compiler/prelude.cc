@@ -19,6 +19,7 @@ namespace tf::compiler {
 namespace {
 
 const char* const kBackendPrelude = R"TFPRELUDE(
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 #if defined(_OPENMP)
@@ -160,16 +161,52 @@ static void tf_arange(T* y, int64_t n, double start, double step) {
 // OpenMP barrier that ends the stage.
 constexpr int64_t kChunk = 256;
 
+// The size in bytes of the highest-level data or unified cache listed under
+// dir, a cpu's cache folder in sysfs (one indexN/ per cache, each with
+// `level`, `type` and `size` such as "32768K"); 0 where it lists none.
+static inline int64_t tf_sysfs_llc_bytes(const char* dir) {
+  int64_t bytes = 0;
+  int top = 0;
+  for (int i = 0; i < 64; ++i) {
+    char path[1024], type[32] = "", unit = 0;
+    int level = 0;
+    long long size = 0;
+    std::snprintf(path, sizeof path, "%s/index%d/level", dir, i);
+    FILE* f = std::fopen(path, "r");
+    if (!f) break;
+    const bool leveled = std::fscanf(f, "%d", &level) == 1;
+    std::fclose(f);
+    std::snprintf(path, sizeof path, "%s/index%d/type", dir, i);
+    if ((f = std::fopen(path, "r"))) {
+      if (std::fscanf(f, "%31s", type) != 1) type[0] = 0;
+      std::fclose(f);
+    }
+    std::snprintf(path, sizeof path, "%s/index%d/size", dir, i);
+    if (!(f = std::fopen(path, "r"))) continue;
+    const int got = std::fscanf(f, "%lld%c", &size, &unit);
+    std::fclose(f);
+    if (!leveled || got < 1 || size <= 0 || std::strcmp(type, "Instruction") == 0 || level < top) continue;
+    const int64_t scale = unit == 'K' ? 1 << 10 : unit == 'M' ? 1 << 20 : unit == 'G' ? 1 << 30 : 1;
+    top = level;
+    bytes = static_cast<int64_t>(size) * scale;
+  }
+  return bytes;
+}
 // The last-level cache's size, which decides whether a stage's data is still
-// in cache when it is next read: the system's L3, 64 MiB where it does not
-// say, TF_LLC_BYTES where set (tests pin it, so that which form of a stage
-// runs does not depend on the machine). Read once per kernel library.
+// in cache when it is next read: TF_LLC_BYTES where set (tests pin it, so
+// that which form of a stage runs does not depend on the machine), else the
+// kernel's view of cpu0's caches in sysfs, else the L3 that sysconf reports,
+// else 64 MiB. sysfs comes first because it lists the cache a core shares:
+// glibc's sysconf reports an AMD package's whole L3 (384 MiB on an EPYC
+// guest whose sysfs and lscpu say 32 MiB, its core complex's L3). Read once
+// per kernel library.
 static inline int64_t tf_llc_bytes() {
   static const int64_t bytes = [] {
     if (const char* v = std::getenv("TF_LLC_BYTES")) {
       const long long b = std::atoll(v);
       if (b > 0) return static_cast<int64_t>(b);
     }
+    if (const int64_t b = tf_sysfs_llc_bytes("/sys/devices/system/cpu/cpu0/cache")) return b;
     const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     return l3 > 0 ? static_cast<int64_t>(l3) : (int64_t{64} << 20);
   }();

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -96,7 +98,8 @@ class PreludeRoutines : public ::testing::Test {
       "extern \"C\" int64_t probe_llc() { return tf_llc_bytes(); }\n"
       "extern \"C\" int64_t probe_stream_min() { return tf_stream_min_bytes(); }\n"
       "extern \"C\" int64_t probe_prefetch_min() { return tf_prefetch_min_bytes(); }\n"
-      "extern \"C\" int64_t probe_threads() { return tf_threads(); }\n";
+      "extern \"C\" int64_t probe_threads() { return tf_threads(); }\n"
+      "extern \"C\" int64_t probe_sysfs_llc(const char* dir) { return tf_sysfs_llc_bytes(dir); }\n";
   static tf::compiler::Library* load(const std::string& source, const std::string& what) {
     const std::string path = ::testing::TempDir() + "/tf_prelude_" + what + "_" + std::to_string(::getpid()) + ".so";
     tf::compiler::compile_shared(source, path);
@@ -208,6 +211,36 @@ TEST_F(PreludeRoutines, ExpSumOfAChunkIsWithinItsBound) {
 }
 
 using Bytes = int64_t (*)();
+using SysfsBytes = int64_t (*)(const char*);
+
+// Writes a fake sysfs cache folder: one indexN/ per {level, type, size}.
+static std::string fake_cache_folder(const std::string& name, const std::vector<std::array<std::string, 3>>& caches) {
+  const std::string dir = ::testing::TempDir() + "/tf_cache_" + name + "_" + std::to_string(::getpid());
+  for (size_t i = 0; i < caches.size(); ++i) {
+    const std::string index = dir + "/index" + std::to_string(i);
+    std::filesystem::create_directories(index);
+    const char* files[] = {"level", "type", "size"};
+    for (int f = 0; f < 3; ++f) std::ofstream(index + "/" + files[f]) << caches[i][static_cast<size_t>(f)] << "\n";
+  }
+  return dir;
+}
+
+// The last-level cache in sysfs is the highest level's data or unified
+// cache, in the K / M / G units sysfs writes; a folder that lists none is 0.
+TEST_F(PreludeRoutines, TheLastLevelCacheIsTheHighestLevelSysfsLists) {
+  const auto llc = fn<SysfsBytes>("probe_sysfs_llc");
+  const std::string epyc = fake_cache_folder(
+      "epyc", {{"1", "Data", "48K"}, {"1", "Instruction", "32K"}, {"2", "Unified", "1024K"}, {"3", "Unified", "32768K"}});
+  EXPECT_EQ(llc(epyc.c_str()), int64_t{32} << 20);
+  const std::string two_levels = fake_cache_folder("l2", {{"1", "Data", "32K"}, {"2", "Unified", "2M"}, {"3", "Instruction", "1G"}});
+  EXPECT_EQ(llc(two_levels.c_str()), int64_t{2} << 20);
+  const std::string bytes = fake_cache_folder("bytes", {{"3", "Unified", "1000"}});
+  EXPECT_EQ(llc(bytes.c_str()), 1000);
+  const std::string unreadable = fake_cache_folder("bad", {{"2", "Unified", "1024K"}, {"3", "Unified", "lots"}});
+  EXPECT_EQ(llc(unreadable.c_str()), int64_t{1} << 20);
+  EXPECT_EQ(llc((::testing::TempDir() + "/tf_no_such_cache_folder").c_str()), 0);
+  for (const std::string& d : {epyc, two_levels, bytes, unreadable}) std::filesystem::remove_all(d);
+}
 
 // Streaming and prefetching start at a quarter and three quarters of the
 // last-level cache: TF_LLC_BYTES where set (these tests pin 64 MiB), else
@@ -219,15 +252,16 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
   EXPECT_EQ(fn<Bytes>("probe_llc")(), pinned_bytes);
   EXPECT_EQ(fn<Bytes>("probe_stream_min")(), pinned_bytes / 4);
   EXPECT_EQ(fn<Bytes>("probe_prefetch_min")(), pinned_bytes / 4 * 3);
-  // A library loaded without the variable reads the system's L3 (64 MiB
-  // where the system does not say).
+  // A library loaded without the variable reads the system's last-level
+  // cache: sysfs's, else sysconf's L3, else 64 MiB.
   const std::string pinned = std::getenv("TF_LLC_BYTES");
   unsetenv("TF_LLC_BYTES");
   tf::compiler::Library* own = load(std::string(tf::compiler::prelude_source()) + kCacheProbes, "cache_size");
   const int64_t llc = reinterpret_cast<Bytes>(own->symbol("probe_llc"))();  // read on this first call
   setenv("TF_LLC_BYTES", pinned.c_str(), 1);
+  const int64_t listed = fn<SysfsBytes>("probe_sysfs_llc")("/sys/devices/system/cpu/cpu0/cache");
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const int64_t want = l3 > 0 ? l3 : int64_t{64} << 20;
+  const int64_t want = listed > 0 ? listed : l3 > 0 ? l3 : int64_t{64} << 20;
   EXPECT_EQ(llc, want);
   EXPECT_EQ(reinterpret_cast<Bytes>(own->symbol("probe_stream_min"))(), want / 4);
   delete own;
