@@ -951,12 +951,11 @@ class Stage {
   StmtPtr wrap(const std::string& what, StmtPtr par, const Frame& f) {
     const size_t r = rank();
     StmtPtr stage = par;
-    if (f.pf) {
-      // Bytes per element of the stage: its output and every input as large.
-      int64_t moved = ir::dtype_bytes(iter_.dtype());
-      for (const Leaf* l : streamed_leaves()) moved += ir::dtype_bytes(l->row->dtype());
-      stage = LetStmt::make(f.pf, ge(mul(mul(f.outer, inner_), i64(moved)), prefetch_min_bytes()), stage);
-    }
+    // Bytes per element the stage moves: its output and every input as large.
+    int64_t moved = ir::dtype_bytes(iter_.dtype());
+    for (const Leaf* l : streamed_leaves()) moved += ir::dtype_bytes(l->row->dtype());
+    const ExprPtr moved_bytes = mul(mul(f.outer, inner_), i64(moved));
+    if (f.pf) stage = LetStmt::make(f.pf, ge(moved_bytes, prefetch_min_bytes()), stage);
     if (f.nt) {
       const int64_t bytes = ir::dtype_bytes(iter_.dtype());
       // A row stage's task is a row, fenced on its own; an elementwise task
@@ -964,7 +963,7 @@ class Stage {
       // where each is whole cache lines.
       ExprPtr rows_ok = ge(inner_, i64(kStreamMinRow));
       if (reduces_.empty()) rows_ok = lor(rows_ok, eq(mod(mul(inner_, i64(bytes)), i64(64)), i64(0)));
-      stage = LetStmt::make(f.nt, land(ge(mul(mul(f.outer, inner_), i64(bytes)), stream_min_bytes()), rows_ok), stage);
+      stage = LetStmt::make(f.nt, land(ge(moved_bytes, stream_min_bytes()), rows_ok), stage);
     }
     stage = LetStmt::make(f.fast, unit_strides(f.bs), stage);
     for (auto it = f.lets.rbegin(); it != f.lets.rend(); ++it) stage = LetStmt::make(it->first, it->second, stage);

@@ -123,15 +123,24 @@ constexpr int64_t kBlock = 16384;
 // fractions of that cache's size, read at run time (the prelude's
 // tf_llc_bytes: TF_LLC_BYTES, else the last-level cache sysfs lists,
 // else sysconf's L3):
-// - stream_min_bytes(), a quarter of it: outputs this large are streamed.
-//   Measured on a 300 MiB L3 through torch.ops, warm allocator, 3
-//   alternating rounds, ms, streamed / stored, rows of 4096 f32, 1 thread:
-//   at 32 MiB softmax 4.09-4.22 / 2.81-2.97, rmsnorm 2.65-2.77 / 2.34-2.51,
-//   silu * b 3.64-4.04 / 3.36-3.58, a * b 2.83-2.95 / 3.40-3.48 (the one
-//   loss); at 128 MiB rmsnorm 9.7-11.9 / 20.1-21.5, layer_norm 11.5-13.4 /
-//   22.0-23.4, a * b 15.4-19.5 / 25.0-26.4, RoPE 29-37 / 45-49 (2 threads
-//   alike, but softmax at 128 MiB: 8.1-8.4 / 6.4-7.3). The fixed 16 MiB
-//   this replaces measured best on a host with slower memory.
+// - stream_min_bytes(), three quarters of it: a stage that moves this many
+//   bytes (its inputs and output together) streams its output. One that
+//   moves less leaves its data in cache for the next call, where a plain
+//   store finds its line; one that moves more has evicted it, and a plain
+//   store reads each line in before writing it. Measured through torch.ops,
+//   warm allocator, alternating rounds, ms, streamed / stored, rows of 4096
+//   f32, 1 thread. On a 300 MiB L3: at 32 MiB per tensor (64-96 MiB moved)
+//   softmax 4.09-4.22 / 2.81-2.97, rmsnorm 2.65-2.77 / 2.34-2.51, silu * b
+//   3.64-4.04 / 3.36-3.58, a * b 2.83-2.95 / 3.40-3.48 (the one loss); at
+//   128 MiB (256 MiB moved and more) rmsnorm 9.7-11.9 / 20.1-21.5,
+//   layer_norm 11.5-13.4 / 22.0-23.4, a * b 15.4-19.5 / 25.0-26.4, RoPE
+//   29-37 / 45-49 (2 threads alike, but softmax at 128 MiB: 8.1-8.4 /
+//   6.4-7.3). On a 32 MiB L3 (AMD EPYC guest): at 32 MiB rmsnorm 1.34-1.47
+//   / 1.82-1.96, softmax 1.85-1.91 / 2.91-2.97; at 8 MiB per tensor, 16 MiB
+//   moved: rmsnorm 0.278-0.284 / 0.267-0.272 (2 threads 0.139-0.225 /
+//   0.127-0.135), softmax 0.43-0.46 / 0.42-0.44; 24-32 MiB moved: silu * b
+//   0.424-0.434 / 0.466-0.472, residual + rmsnorm 0.58 / 0.75-0.84. The
+//   output's size alone (a quarter of the cache) chose wrongly at 8 MiB.
 // - prefetch_min_bytes(), three quarters of it: a streamed elementwise
 //   stage moving this many bytes (its inputs and output together)
 //   prefetches its leaves kPrefetchAhead bytes ahead into L2. Measured on

@@ -45,8 +45,8 @@ StmtPtr check_positions(const EntryVars& e, const Rope& op, const VarPtr& ok, co
 }
 
 // Whether one output of rope streams its rows past the cache, a line at a
-// time as they are computed (stream_lines): an f32 / f64 output of
-// stream_min_bytes() or more on the CPU. A plain store reads each output
+// time as they are computed (stream_lines): an f32 / f64 output of a
+// rope that moves stream_min_bytes() or more (`moved`) on the CPU. A plain store reads each output
 // line in before writing it, a third of the stage's traffic. A task
 // writes every head of one (b, s), so its rows are one contiguous block
 // and it fences once. Null where it never streams.
@@ -54,11 +54,10 @@ StmtPtr check_positions(const EntryVars& e, const Rope& op, const VarPtr& ok, co
 // plain / streamed: [4, 2048, 32, 128] f32 36.4-38.3 / 30.4-32.5 on one
 // thread, 18.2-19.3 / 15.2-16.0 on two; [4, 512, 32, 128] the same within
 // its spread (4.45-4.62 / 4.52-4.58, 2.21-2.34 / 2.21-2.31).
-ExprPtr streams(const EntryVars& e, const SlotVars& y, const ExprPtr& rows, const ExprPtr& dim) {
+ExprPtr streams(const EntryVars& e, const SlotVars& y, const ExprPtr& moved) {
   const DType t = y.type->dtype();
   if (e.target != Target::kCpu || (t != DType::kF32 && t != DType::kF64)) return nullptr;
-  const ExprPtr bytes = mul(mul(mul(rows, extent(y, 2)), dim), i64(ir::dtype_bytes(t)));
-  return ge(bytes, stream_min_bytes());
+  return ge(moved, stream_min_bytes());
 }
 
 // Whether rope moves enough to prefetch its inputs (prefetch_min_bytes(),
@@ -139,13 +138,13 @@ LoweredStage lower_rope(const EntryVars& e, const std::array<size_t, 5>& in, con
   const VarPtr p = row.bind("p", op.position(b, s));
   const VarPtr cr = row.bind_pointer("cr", address(op.cos.data, mul(p, stride(op.cos, 0))), true);
   const VarPtr sr = row.bind_pointer("sr", address(op.sin.data, mul(p, stride(op.sin, 0))), true);
-  const ExprPtr stream_q = streams(e, e.slot(out[0]), mul(bn, sn), dim);
-  const ExprPtr stream_k = streams(e, e.slot(out[1]), mul(bn, sn), dim);
-  const VarPtr sq = stream_q ? frame.bind("nt_q", stream_q) : nullptr;
-  const VarPtr sk = stream_k ? frame.bind("nt_k", stream_k) : nullptr;
   // Bytes moved: q and k read, both outputs written.
   const ExprPtr moved = mul(mul(mul(bn, sn), mul(add(extent(q, 2), extent(k, 2)), dim)),
                             i64(ir::dtype_bytes(q.type->dtype()) + ir::dtype_bytes(e.slot(out[0]).type->dtype())));
+  const ExprPtr stream_q = streams(e, e.slot(out[0]), moved);
+  const ExprPtr stream_k = streams(e, e.slot(out[1]), moved);
+  const VarPtr sq = stream_q ? frame.bind("nt_q", stream_q) : nullptr;
+  const VarPtr sk = stream_k ? frame.bind("nt_k", stream_k) : nullptr;
   const VarPtr pq = stream_q ? frame.bind("pf_q", prefetches(q, moved, dim)) : nullptr;
   const VarPtr pk = stream_k ? frame.bind("pf_k", prefetches(k, moved, dim)) : nullptr;
   const StmtPtr both = Seq::make({rotate(q, e.slot(out[0]), b, s, sn, dim, half, cr, sr, fast, op.cos, op.sin, sq, pq),

@@ -212,11 +212,11 @@ static inline int64_t tf_llc_bytes() {
   }();
   return bytes;
 }
-// An output of a quarter of the cache or more is streamed; a streamed
-// elementwise stage moving three quarters of it or more prefetches its
-// inputs (lower_loop_nest.h has the measurements).
-static inline int64_t tf_stream_min_bytes() { return tf_llc_bytes() / 4; }
-static inline int64_t tf_prefetch_min_bytes() { return tf_llc_bytes() / 4 * 3; }
+// A stage that moves three quarters of the cache or more (its inputs and
+// output together) streams its output, and a streamed elementwise stage
+// also prefetches its inputs (lower_loop_nest.h has the measurements).
+static inline int64_t tf_stream_min_bytes() { return tf_llc_bytes() / 4 * 3; }
+static inline int64_t tf_prefetch_min_bytes() { return tf_stream_min_bytes(); }
 // The team a parallel loop of this call would get (the caller's thread
 // count, set around every call): a stage with one thread runs its serial
 // twin rather than build a team of one (0.3-0.4 us a stage).

@@ -172,7 +172,8 @@ TEST_F(FusedKernels, RowOpProducesItsStoredInput) {
   check("weight_reads_input", {{3, 4}, {3, 4}}, {{20, 300}, {20, 300}});  // not fused: w's stage reads h first
 }
 
-// A large produced row (16 MiB or more, as these tests pin the cache) is
+// A large produced row (of a stage that moves 24 MiB or more, as these
+// tests pin the cache) is
 // computed into a scratch row in the first pass and streamed out of it; the
 // store pass reads the scratch row.
 TEST_F(FusedKernels, ALargeProducedRowStreamsOutOfAScratchRow) {
@@ -227,7 +228,7 @@ TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhe
   // Row stages prefetch their next row instead (its own flagless form).
   const std::string rms = tir("rmsnorm");
   EXPECT_EQ(rms.find("let pf:"), std::string::npos) << rms;
-  // With the cache pinned at 64 MiB, 6M elements move 48 MiB: streamed
+  // With the cache pinned at 32 MiB, 6M elements move 48 MiB: streamed
   // and prefetched.
   check("weighted", {{3, 5}, {5}}, {{1536, 4096}, {4096}});
 }
@@ -253,8 +254,8 @@ TEST_F(FusedKernels, StreamedStoresLeaveALineAtATime) {
   const std::string ge = tir("gelu_t");
   EXPECT_EQ(count(ge, "@tf_gelu_tanh_stream_n(&y[c0], tb0, (c1 - c0))"), 4) << ge;
   EXPECT_EQ(count(ge, "@tf_stream_line("), 0) << ge;
-  // Streamed shapes (the cache pinned at 64 MiB: outputs of 16 MiB or
-  // more), rows of whole lines and rows of 2049 floats, whose chunks start
+  // Streamed shapes (the cache pinned at 32 MiB: stages that move 24 MiB
+  // or more), rows of whole lines and rows of 2049 floats, whose chunks start
   // off a line boundary.
   check("swiglu", {{2048, 2048}, {2048, 2048}}, {{2049, 2049}, {2049, 2049}});
   check("gelu_t", {{2048, 2048}}, {{2049, 2049}});

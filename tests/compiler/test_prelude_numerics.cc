@@ -242,15 +242,15 @@ TEST_F(PreludeRoutines, TheLastLevelCacheIsTheHighestLevelSysfsLists) {
   for (const std::string& d : {epyc, two_levels, bytes, unreadable}) std::filesystem::remove_all(d);
 }
 
-// Streaming and prefetching start at a quarter and three quarters of the
-// last-level cache: TF_LLC_BYTES where set (these tests pin 64 MiB), else
-// the system's L3.
+// Streaming and prefetching start where a stage moves three quarters of
+// the last-level cache: TF_LLC_BYTES where set (these tests pin 32 MiB),
+// else the system's.
 TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
   ASSERT_NE(std::getenv("TF_LLC_BYTES"), nullptr);
-  const int64_t pinned_bytes = std::atoll(std::getenv("TF_LLC_BYTES"));  // 64 MiB unless a user set it
+  const int64_t pinned_bytes = std::atoll(std::getenv("TF_LLC_BYTES"));  // 32 MiB unless a user set it
   ASSERT_GT(pinned_bytes, 0);
   EXPECT_EQ(fn<Bytes>("probe_llc")(), pinned_bytes);
-  EXPECT_EQ(fn<Bytes>("probe_stream_min")(), pinned_bytes / 4);
+  EXPECT_EQ(fn<Bytes>("probe_stream_min")(), pinned_bytes / 4 * 3);
   EXPECT_EQ(fn<Bytes>("probe_prefetch_min")(), pinned_bytes / 4 * 3);
   // A library loaded without the variable reads the system's last-level
   // cache: sysfs's, else sysconf's L3, else 64 MiB.
@@ -263,7 +263,7 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   const int64_t want = listed > 0 ? listed : l3 > 0 ? l3 : int64_t{64} << 20;
   EXPECT_EQ(llc, want);
-  EXPECT_EQ(reinterpret_cast<Bytes>(own->symbol("probe_stream_min"))(), want / 4);
+  EXPECT_EQ(reinterpret_cast<Bytes>(own->symbol("probe_stream_min"))(), want / 4 * 3);
   delete own;
   // The first library read the variable once: it keeps its value.
   EXPECT_EQ(fn<Bytes>("probe_llc")(), pinned_bytes);

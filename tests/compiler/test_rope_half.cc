@@ -189,14 +189,15 @@ TEST_F(RopeHalf, RopeIsOneStageForBothOutputs) {
 }
 
 TEST_F(RopeHalf, LargeRopeOutputsStreamPastTheCache) {
-  // An f32 / f64 output of a quarter of the last-level cache or more (16
-  // MiB as these tests pin it) streams each head's row a 64-byte line at a
-  // time as it computes it, each task fencing once; f16 / bf16 outputs are
-  // stored as they are.
+  // An f32 / f64 output of a rope that moves three quarters of the
+  // last-level cache or more (q and k read, both outputs written: 24 MiB as
+  // these tests pin it) streams each head's row a 64-byte line at a time as
+  // it computes it, each task fencing once; f16 / bf16 outputs are stored
+  // as they are.
   const std::string tir = compiler::generate(fn("rope32")).tir;
-  EXPECT_NE(tir.find("let nt_q: bool = (((((Bn * Sn) * sh5[2]) * D) * 4) >= @tf_stream_min_bytes())"),
+  EXPECT_NE(tir.find("let nt_q: bool = ((((Bn * Sn) * ((sh0[2] + sh1[2]) * D)) * 8) >= @tf_stream_min_bytes())"),
             std::string::npos) << tir;
-  EXPECT_NE(tir.find("let nt_k: bool = (((((Bn * Sn) * sh6[2]) * D) * 4) >= @tf_stream_min_bytes())"),
+  EXPECT_NE(tir.find("let nt_k: bool = ((((Bn * Sn) * ((sh0[2] + sh1[2]) * D)) * 8) >= @tf_stream_min_bytes())"),
             std::string::npos) << tir;
   // Both halves of each streamed head's row, and one fence per task's loop
   // over heads, in every copy of the loop (unswitched per flag, and a
@@ -212,8 +213,7 @@ TEST_F(RopeHalf, LargeRopeOutputsStreamPastTheCache) {
   // (Each loop over heads has two forms of the row: unit strides or not.)
   EXPECT_EQ(q_rows + k_rows, 2 * count(tir, "@tf_stream_fence()")) << tir;
   EXPECT_EQ(count(compiler::generate(fn("rope16")).tir, "tf_stream"), 0);
-  // Where it also moves three quarters of the cache (q and k read, both
-  // outputs written) and an input's rows are consecutive, each streamed
+  // Where an input's rows are also consecutive, each streamed
   // head's row first prefetches the lines 64 KiB past its input row into
   // L2, as an elementwise stage does; only in the streamed copies.
   EXPECT_NE(tir.find("let pf_q: bool = (((((Bn * Sn) * ((sh0[2] + sh1[2]) * D)) * 8) >= @tf_prefetch_min_bytes()) && "
@@ -232,15 +232,15 @@ TEST_F(RopeHalf, LargeRopeOutputsStreamPastTheCache) {
   EXPECT_LE(k_prefetches, k_rows) << tir;
   EXPECT_EQ(count(tir, "@__builtin_prefetch("), q_prefetches + k_prefetches) << tir;
   EXPECT_EQ(count(compiler::generate(fn("rope16")).tir, "__builtin_prefetch"), 0);
-  // Streamed (1024 rows of 32 heads x 128: 16 MiB each) and, smaller with
-  // rows of 384, stored; both agree with the evaluator.
+  // Streamed (1024 rows of 32 heads x 128: 64 MiB moved) and, with rows
+  // of 384, too; both agree with the evaluator.
   const ir::Function& f = fn("rope32");
   auto k = compiler::compile(f);
   std::mt19937 rng(37);
   expect_agree(*k, *module_, f, rope_inputs(f, 1, 1024, 32, 32, 128, 2048, rng), "streamed rope");
   expect_agree(*k, *module_, f, rope_inputs(f, 1, 512, 32, 1, 384, 600, rng), "rope of long rows");
-  // q streamed in rows of 100 (each head's row starts off a line boundary:
-  // plain stores at both ends of each half), k small and stored.
+  // Streamed in rows of 100 (each head's row starts off a line boundary:
+  // plain stores at both ends of each half).
   expect_agree(*k, *module_, f, rope_inputs(f, 1, 1024, 42, 8, 100, 2048, rng), "streamed rows off line boundaries");
 }
 

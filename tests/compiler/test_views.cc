@@ -109,7 +109,7 @@ TEST_F(Views, ShortRowsOfWholeCacheLinesStreamWithOneFencePerTask) {
   // 64-byte lines (a head dimension of 128 f32: 512 bytes); the task fences
   // once after its rows, not once per row or per piece of a concat.
   const std::string tir = compiler::generate(fn("rope_composed")).tir;
-  EXPECT_NE(tir.find("let nt: bool = ((((outer * inner) * 4) >= @tf_stream_min_bytes()) && "
+  EXPECT_NE(tir.find("let nt: bool = ((((outer * inner) * 8) >= @tf_stream_min_bytes()) && "
                      "((inner >= 2048) || (((inner * 4) % 64) == 0)))"),
             std::string::npos)
       << tir;
@@ -120,7 +120,7 @@ TEST_F(Views, ShortRowsOfWholeCacheLinesStreamWithOneFencePerTask) {
   EXPECT_EQ(count(tir, "@tf_stream_line("), 8) << tir;
   EXPECT_EQ(count(tir, "@tf_stream("), 0) << tir;
   EXPECT_EQ(count(tir, "@tf_stream_fence()"), 3) << tir;
-  // Streamed (rows of 128, 16 MiB), and rows of 100 floats, which are not
+  // Streamed (rows of 128, 32 MiB moved), and rows of 100 floats, which are not
   // whole lines, stored.
   agree("rope_composed", {{1, 1024, 32, 128}, {1, 1024, 128}, {1, 1024, 128}});
   agree("rope_composed", {{1, 1024, 42, 100}, {1, 1024, 100}, {1, 1024, 100}});
