@@ -173,9 +173,8 @@ TEST_F(FusedKernels, RowOpProducesItsStoredInput) {
 }
 
 // A large produced row (of a stage that moves 24 MiB or more, as these
-// tests pin the cache) is
-// computed into a scratch row in the first pass and streamed out of it; the
-// store pass reads the scratch row.
+// tests pin the cache) is computed into a scratch row in the first pass and
+// streamed out of it; the store pass reads the scratch row.
 TEST_F(FusedKernels, ALargeProducedRowStreamsOutOfAScratchRow) {
   const std::string tir = compiler::generate(*module_->lookup("resnorm")).tir;
   EXPECT_NE(tir.find("allocate hb: f32[8192] local {"), std::string::npos) << tir;
