@@ -928,6 +928,15 @@ class Stage {
     return out;
   }
 
+  // Whether some input is read by more than one of the streamed leaves'
+  // maps (streamed_leaves() keeps one per slot).
+  bool reads_at_several_offsets() const {
+    std::set<size_t> slots;
+    for (const Leaf& l : leaves_)
+      if (!l.inner_zero && env_.slot(l.slot).type->rank() >= rank() && !slots.insert(l.slot).second) return true;
+    return false;
+  }
+
   // What both skeletons declare around their parallel loop.
   struct Frame {
     VarPtr outer, fast, nt;  // nt is null when the stage does not stream
@@ -955,7 +964,15 @@ class Stage {
     int64_t moved = ir::dtype_bytes(iter_.dtype());
     for (const Leaf* l : streamed_leaves()) moved += ir::dtype_bytes(l->row->dtype());
     const ExprPtr moved_bytes = mul(mul(f.outer, inner_), i64(moved));
-    if (f.pf) stage = LetStmt::make(f.pf, ge(moved_bytes, prefetch_min_bytes()), stage);
+    if (f.pf) {
+      // An input read as one ascending run is left to the core's own
+      // prefetcher where that keeps up (prefetch_streams()); one read at
+      // several offsets along the row (a rotate-half's two halves) is
+      // prefetched on every host.
+      ExprPtr pf = ge(moved_bytes, prefetch_min_bytes());
+      if (!reads_at_several_offsets()) pf = land(pf, prefetch_streams());
+      stage = LetStmt::make(f.pf, pf, stage);
+    }
     if (f.nt) {
       const int64_t bytes = ir::dtype_bytes(iter_.dtype());
       // A row stage's task is a row, fenced on its own; an elementwise task
@@ -1603,6 +1620,7 @@ StmtPtr stream_lines(const VarPtr& y, const ExprPtr& lo, const ExprPtr& n, const
 // The prelude's functions of the cache size (i64 results).
 ExprPtr stream_min_bytes() { return Call::make(kIndex, "tf_stream_min_bytes", {}, Call::kExtern); }
 ExprPtr prefetch_min_bytes() { return Call::make(kIndex, "tf_prefetch_min_bytes", {}, Call::kExtern); }
+ExprPtr prefetch_streams() { return Call::make(Type::scalar(DType::kBool), "tf_prefetch_streams", {}, Call::kExtern); }
 ExprPtr team_size() { return Call::make(kIndex, "tf_threads", {}, Call::kExtern); }
 
 StmtPtr prefetch_lines(const VarPtr& row, const ExprPtr& offset, const ExprPtr& lo, const ExprPtr& n) {

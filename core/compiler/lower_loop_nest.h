@@ -144,15 +144,33 @@ constexpr int64_t kBlock = 16384;
 // - prefetch_min_bytes(), three quarters of it: a streamed elementwise
 //   stage moving this many bytes (its inputs and output together)
 //   prefetches its leaves kPrefetchAhead bytes ahead into L2. Measured on
-//   the same machine, without / with, rows of 4096 f32: at 8192 rows (384
+//   the 300 MiB host (Intel), without / with, rows of 4096 f32: at 8192 rows (384
 //   MiB moved) silu * b 25.8-28.5 / 22.6-25.4 on 1 thread, 13.2-15.2 /
 //   11.3-11.4 on 2; a * b 19.6-20.3 / 17.9-18.8 and 9.3-9.8 / 7.1-7.7;
 //   gelu-tanh (256 MiB) 24.0-29.9 / 16.4-20.1 and 10.6-11.7 / 8.6-9.2.
 //   With less, the previous call leaves much of it in cache, and the
 //   prefetches cost silu * b on two threads 1.95 / 2.25 at 2048 rows (96
 //   MiB moved) and 4.0 / 4.7 at 4096 (192).
+// - prefetch_streams(), the prelude's tf_prefetch_streams (a bool): whether
+//   that prefetch also runs for a stage that reads each input as one
+//   ascending run. It does on every host for a stage that reads an input
+//   at several offsets along the row (a rotate-half's halves: the composed
+//   RoPE at 128 MiB per tensor on an AMD EPYC guest (Zen 5), 1 thread, ms,
+//   11.7-12.6 with the prefetch, 20.6-21.1 without). For one ascending run
+//   per input that core's prefetcher keeps up and the prefetches only cost:
+//   through torch.ops, warm allocator, 3 alternating rounds, ms, without /
+//   with, one thread: silu * b 1.64-1.66 / 1.70-2.08 at 32 MiB, 6.78-6.89 /
+//   7.22-7.78 at 128 MiB; gelu-tanh 1.94-1.98 / 2.00-2.03 and 7.90-7.98 /
+//   7.95-8.33; silu * b over rows of 128, 128 MiB, 7.45-7.53 / 8.05-8.81;
+//   two threads: silu * b 1.35-1.54 / 1.47-1.55 and 6.36-6.49 / 7.21-7.23,
+//   gelu-tanh 0.98-1.07 / 1.06-1.09 and 5.30-5.43 / 4.92-5.09 (the one
+//   loss). So tf_prefetch_streams() is false on AMD cores and true
+//   elsewhere, where the measurements above the rule (made on Intel hosts)
+//   showed the prefetch helping long rows; TF_PREFETCH_STREAMS=0 / 1
+//   overrides it.
 tir::ExprPtr stream_min_bytes();
 tir::ExprPtr prefetch_min_bytes();
+tir::ExprPtr prefetch_streams();
 // The number of threads a parallel loop of the current call would get
 // (the prelude's tf_threads, an i64).
 tir::ExprPtr team_size();

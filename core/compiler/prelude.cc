@@ -22,6 +22,9 @@ const char* const kBackendPrelude = R"TFPRELUDE(
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -217,6 +220,37 @@ static inline int64_t tf_llc_bytes() {
 // also prefetches its inputs (lower_loop_nest.h has the measurements).
 static inline int64_t tf_stream_min_bytes() { return tf_llc_bytes() / 4 * 3; }
 static inline int64_t tf_prefetch_min_bytes() { return tf_stream_min_bytes(); }
+// The CPU's vendor string from cpuid ("GenuineIntel", "AuthenticAMD"; empty
+// off x86).
+static inline void tf_cpu_vendor(char vendor[13]) {
+  vendor[0] = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    std::memcpy(vendor, &b, 4);
+    std::memcpy(vendor + 4, &d, 4);
+    std::memcpy(vendor + 8, &c, 4);
+    vendor[12] = 0;
+  }
+#endif
+}
+// Whether a streamed elementwise stage prefetches inputs it reads as one
+// ascending run (one that reads an input at several offsets always does):
+// `setting` (TF_PREFETCH_STREAMS) "0" or "1" where given, else not on an
+// AMD core, whose own prefetcher keeps up with such runs, and yes
+// elsewhere (lower_loop_nest.h has the measurements).
+static inline bool tf_prefetch_streams_for(const char* setting, const char* vendor) {
+  if (setting && *setting) return std::strcmp(setting, "0") != 0;
+  return std::strcmp(vendor, "AuthenticAMD") != 0;
+}
+static inline bool tf_prefetch_streams() {
+  static const bool on = [] {
+    char vendor[13];
+    tf_cpu_vendor(vendor);
+    return tf_prefetch_streams_for(std::getenv("TF_PREFETCH_STREAMS"), vendor);
+  }();
+  return on;
+}
 // The team a parallel loop of this call would get (the caller's thread
 // count, set around every call): a stage with one thread runs its serial
 // twin rather than build a team of one (0.3-0.4 us a stage).

@@ -207,9 +207,12 @@ TEST_F(FusedKernels, FusedPatternsAreOneStage) {
 TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhead) {
   auto tir = [&](const char* name) { return compiler::generate(*module_->lookup(name)).tir; };
   // silu(a) * b moves 12 bytes per element: the flag holds from three
-  // quarters of the last-level cache.
+  // quarters of the last-level cache, on a core that wants its ascending
+  // runs prefetched.
   const std::string sw = tir("swiglu");
-  EXPECT_NE(sw.find("let pf: bool = (((outer * inner) * 12) >= @tf_prefetch_min_bytes())"), std::string::npos) << sw;
+  EXPECT_NE(sw.find("let pf: bool = ((((outer * inner) * 12) >= @tf_prefetch_min_bytes()) && @tf_prefetch_streams())"),
+            std::string::npos)
+      << sw;
   // Both inputs, one prefetch per 64-byte line, 64 KiB past the chunk, into
   // L2; only in the streamed copies of the loop (unit strides or not, one
   // or several threads), and in the general-stride ones only where the
@@ -221,14 +224,16 @@ TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhe
   // A weight row of lower rank is read from cache each row: not fetched,
   // and not counted in the bytes moved.
   const std::string wt = tir("weighted");
-  EXPECT_NE(wt.find("let pf: bool = (((outer * inner) * 8) >= @tf_prefetch_min_bytes())"), std::string::npos) << wt;
+  EXPECT_NE(wt.find("let pf: bool = ((((outer * inner) * 8) >= @tf_prefetch_min_bytes()) && @tf_prefetch_streams())"),
+            std::string::npos)
+      << wt;
   EXPECT_EQ(count(wt, "@__builtin_prefetch(&x0["), 4) << wt;
   EXPECT_EQ(count(wt, "@__builtin_prefetch("), 4) << wt;
   // Row stages prefetch their next row instead (its own flagless form).
   const std::string rms = tir("rmsnorm");
   EXPECT_EQ(rms.find("let pf:"), std::string::npos) << rms;
-  // With the cache pinned at 32 MiB, 6M elements move 48 MiB: streamed
-  // and prefetched.
+  // With the cache pinned at 32 MiB, 6M elements move 48 MiB: streamed,
+  // and prefetched where the core wants its ascending runs prefetched.
   check("weighted", {{3, 5}, {5}}, {{1536, 4096}, {4096}});
 }
 

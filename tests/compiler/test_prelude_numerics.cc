@@ -99,7 +99,11 @@ class PreludeRoutines : public ::testing::Test {
       "extern \"C\" int64_t probe_stream_min() { return tf_stream_min_bytes(); }\n"
       "extern \"C\" int64_t probe_prefetch_min() { return tf_prefetch_min_bytes(); }\n"
       "extern \"C\" int64_t probe_threads() { return tf_threads(); }\n"
-      "extern \"C\" int64_t probe_sysfs_llc(const char* dir) { return tf_sysfs_llc_bytes(dir); }\n";
+      "extern \"C\" int64_t probe_sysfs_llc(const char* dir) { return tf_sysfs_llc_bytes(dir); }\n"
+      "extern \"C\" void probe_cpu_vendor(char* v) { tf_cpu_vendor(v); }\n"
+      "extern \"C\" bool probe_prefetch_streams_for(const char* s, const char* v) {\n"
+      "  return tf_prefetch_streams_for(s, v); }\n"
+      "extern \"C\" bool probe_prefetch_streams() { return tf_prefetch_streams(); }\n";
   static tf::compiler::Library* load(const std::string& source, const std::string& what) {
     const std::string path = ::testing::TempDir() + "/tf_prelude_" + what + "_" + std::to_string(::getpid()) + ".so";
     tf::compiler::compile_shared(source, path);
@@ -267,6 +271,30 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
   delete own;
   // The first library read the variable once: it keeps its value.
   EXPECT_EQ(fn<Bytes>("probe_llc")(), pinned_bytes);
+}
+
+// A streamed elementwise stage prefetches inputs it reads as one ascending
+// run but on AMD cores, unless TF_PREFETCH_STREAMS says otherwise; the
+// vendor is cpuid's, the one /proc/cpuinfo lists.
+TEST_F(PreludeRoutines, AscendingRunsArePrefetchedButOnAmdCores) {
+  const auto streams_for = fn<bool (*)(const char*, const char*)>("probe_prefetch_streams_for");
+  EXPECT_FALSE(streams_for(nullptr, "AuthenticAMD"));
+  EXPECT_FALSE(streams_for("", "AuthenticAMD"));  // set but empty: as unset
+  EXPECT_TRUE(streams_for(nullptr, "GenuineIntel"));
+  EXPECT_TRUE(streams_for(nullptr, ""));  // no cpuid: as measured on Intel
+  EXPECT_TRUE(streams_for("1", "AuthenticAMD"));
+  EXPECT_FALSE(streams_for("0", "GenuineIntel"));
+  char vendor[13] = "unset";
+  fn<void (*)(char*)>("probe_cpu_vendor")(vendor);
+#if defined(__x86_64__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, listed;
+  while (listed.empty() && std::getline(cpuinfo, line))
+    if (line.rfind("vendor_id", 0) == 0) listed = line.substr(line.find(':') + 2);
+  ASSERT_FALSE(listed.empty());
+  EXPECT_EQ(std::string(vendor), listed);
+#endif
+  EXPECT_EQ(fn<bool (*)()>("probe_prefetch_streams")(), streams_for(std::getenv("TF_PREFETCH_STREAMS"), vendor));
 }
 
 // tf_stream copies exactly [dst, dst + n) from any alignment: a head of

@@ -120,6 +120,10 @@ TEST_F(Views, ShortRowsOfWholeCacheLinesStreamWithOneFencePerTask) {
   EXPECT_EQ(count(tir, "@tf_stream_line("), 8) << tir;
   EXPECT_EQ(count(tir, "@tf_stream("), 0) << tir;
   EXPECT_EQ(count(tir, "@tf_stream_fence()"), 3) << tir;
+  // q is read at three offsets along the row (itself and its two halves):
+  // prefetched on any core, unlike an input read as one ascending run.
+  EXPECT_NE(tir.find("let pf: bool = (((outer * inner) * 8) >= @tf_prefetch_min_bytes())\n"), std::string::npos) << tir;
+  EXPECT_EQ(tir.find("tf_prefetch_streams"), std::string::npos) << tir;
   // Streamed (rows of 128, 32 MiB moved), and rows of 100 floats, which are not
   // whole lines, stored.
   agree("rope_composed", {{1, 1024, 32, 128}, {1, 1024, 128}, {1, 1024, 128}});
