@@ -144,8 +144,8 @@ constexpr int64_t kBlock = 16384;
 // - prefetch_min_bytes(), three quarters of it: a streamed elementwise
 //   stage moving this many bytes (its inputs and output together)
 //   prefetches its leaves kPrefetchAhead bytes ahead into L2. Measured on
-//   the 300 MiB host (Intel), without / with, rows of 4096 f32: at 8192 rows (384
-//   MiB moved) silu * b 25.8-28.5 / 22.6-25.4 on 1 thread, 13.2-15.2 /
+//   the 300 MiB host (Intel), without / with, rows of 4096 f32: at 8192
+//   rows (384 MiB moved) silu * b 25.8-28.5 / 22.6-25.4 on 1 thread, 13.2-15.2 /
 //   11.3-11.4 on 2; a * b 19.6-20.3 / 17.9-18.8 and 9.3-9.8 / 7.1-7.7;
 //   gelu-tanh (256 MiB) 24.0-29.9 / 16.4-20.1 and 10.6-11.7 / 8.6-9.2.
 //   With less, the previous call leaves much of it in cache, and the
@@ -155,8 +155,9 @@ constexpr int64_t kBlock = 16384;
 //   that prefetch also runs for a stage that reads each input as one
 //   ascending run. It does on every host for a stage that reads an input
 //   at several offsets along the row (a rotate-half's halves: the composed
-//   RoPE at 128 MiB per tensor on an AMD EPYC guest (Zen 5), 1 thread, ms,
-//   11.7-12.6 with the prefetch, 20.6-21.1 without). For one ascending run
+//   RoPE at 128 MiB per tensor on an AMD EPYC guest (Zen 5), 1 thread, ms:
+//   11.2-12.6 in 13 runs with the prefetch; without, 11.7-12.0 in 3 runs and
+//   20.6-23.4 in 4, a slow mode the prefetch removes). For one ascending run
 //   per input that core's prefetcher keeps up and the prefetches only cost:
 //   through torch.ops, warm allocator, 3 alternating rounds, ms, without /
 //   with, one thread: silu * b 1.64-1.66 / 1.70-2.08 at 32 MiB, 6.78-6.89 /
