@@ -274,9 +274,9 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
 }
 
 // A streamed elementwise stage prefetches inputs it reads as one ascending
-// run but on AMD cores, unless TF_PREFETCH_STREAMS says otherwise; the
+// run except on AMD cores, unless TF_PREFETCH_STREAMS says otherwise; the
 // vendor is cpuid's, the one /proc/cpuinfo lists.
-TEST_F(PreludeRoutines, AscendingRunsArePrefetchedButOnAmdCores) {
+TEST_F(PreludeRoutines, AscendingRunsArePrefetchedExceptOnAmdCores) {
   const auto streams_for = fn<bool (*)(const char*, const char*)>("probe_prefetch_streams_for");
   EXPECT_FALSE(streams_for(nullptr, "AuthenticAMD"));
   EXPECT_FALSE(streams_for("", "AuthenticAMD"));  // set but empty: as unset
