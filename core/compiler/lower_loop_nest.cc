@@ -807,14 +807,18 @@ class Stage {
 
   // ---- the parts both skeletons share ---------------------------------------
 
-  // One leaf per slot that is as large as the stage and varies along its
-  // rows: the inputs an elementwise stage streams through (a rotate-half's
-  // two halves of q and q itself are three leaves of one slot).
+  // A leaf as large as the stage that varies along its rows: one the stage
+  // streams through (a weight row of lower rank is re-read from cache).
+  bool streams_through(const Leaf& l) const { return !l.inner_zero && env_.slot(l.slot).type->rank() >= rank(); }
+
+  // One such leaf per slot: the inputs an elementwise stage streams
+  // through (a rotate-half's two halves of q and q itself are three leaves
+  // of one slot).
   std::vector<const Leaf*> streamed_leaves() const {
     std::vector<const Leaf*> out;
     std::set<size_t> slots;
     for (const Leaf& l : leaves_)
-      if (!l.inner_zero && env_.slot(l.slot).type->rank() >= rank() && slots.insert(l.slot).second) out.push_back(&l);
+      if (streams_through(l) && slots.insert(l.slot).second) out.push_back(&l);
     return out;
   }
 
@@ -928,13 +932,11 @@ class Stage {
     return out;
   }
 
-  // Whether some input is read by more than one of the streamed leaves'
-  // maps (streamed_leaves() keeps one per slot).
+  // Whether some input is streamed through at more than one offset
+  // (streamed_leaves() keeps one leaf per slot).
   bool reads_at_several_offsets() const {
-    std::set<size_t> slots;
-    for (const Leaf& l : leaves_)
-      if (!l.inner_zero && env_.slot(l.slot).type->rank() >= rank() && !slots.insert(l.slot).second) return true;
-    return false;
+    return streamed_leaves().size() < static_cast<size_t>(std::count_if(
+               leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return streams_through(l); }));
   }
 
   // What both skeletons declare around their parallel loop.
@@ -1090,7 +1092,7 @@ class Stage {
     if (r < 2) return Seq::make({});
     for (size_t li = 0; li < leaves_.size(); ++li) {
       const Leaf& l = leaves_[li];
-      if (l.inner_zero || env_.slot(l.slot).type->rank() < r) continue;
+      if (!streams_through(l)) continue;
       if (produced_scratch_ && li == produced_leaf_) continue;  // written, not read, and streamed
       const ExprPtr next = bs[li][r - 2];
       out.push_back(IfThenElse::make(land(eq(l.stride, i64(1)), ne(next, i64(0))), prefetch_lines(l, next, c1)));

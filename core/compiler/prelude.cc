@@ -22,9 +22,6 @@ const char* const kBackendPrelude = R"TFPRELUDE(
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
@@ -220,18 +217,14 @@ static inline int64_t tf_llc_bytes() {
 // also prefetches its inputs (lower_loop_nest.h has the measurements).
 static inline int64_t tf_stream_min_bytes() { return tf_llc_bytes() / 4 * 3; }
 static inline int64_t tf_prefetch_min_bytes() { return tf_stream_min_bytes(); }
-// The CPU's vendor string from cpuid ("GenuineIntel", "AuthenticAMD"; empty
-// off x86).
-static inline void tf_cpu_vendor(char vendor[13]) {
-  vendor[0] = 0;
+// Whether this is an AMD core (the compiler's CPU model, read once by its
+// runtime; false off x86).
+static inline bool tf_amd_core() {
 #if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(0, &a, &b, &c, &d)) {
-    std::memcpy(vendor, &b, 4);
-    std::memcpy(vendor + 4, &d, 4);
-    std::memcpy(vendor + 8, &c, 4);
-    vendor[12] = 0;
-  }
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+#else
+  return false;
 #endif
 }
 // Whether a streamed elementwise stage prefetches inputs it reads as one
@@ -239,16 +232,12 @@ static inline void tf_cpu_vendor(char vendor[13]) {
 // `setting` (TF_PREFETCH_STREAMS) "0" or "1" where given, else not on an
 // AMD core, whose own prefetcher keeps up with such runs, and yes
 // elsewhere (lower_loop_nest.h has the measurements).
-static inline bool tf_prefetch_streams_for(const char* setting, const char* vendor) {
+static inline bool tf_prefetch_streams_for(const char* setting, bool amd) {
   if (setting && *setting) return std::strcmp(setting, "0") != 0;
-  return std::strcmp(vendor, "AuthenticAMD") != 0;
+  return !amd;
 }
 static inline bool tf_prefetch_streams() {
-  static const bool on = [] {
-    char vendor[13];
-    tf_cpu_vendor(vendor);
-    return tf_prefetch_streams_for(std::getenv("TF_PREFETCH_STREAMS"), vendor);
-  }();
+  static const bool on = tf_prefetch_streams_for(std::getenv("TF_PREFETCH_STREAMS"), tf_amd_core());
   return on;
 }
 // The team a parallel loop of this call would get (the caller's thread

@@ -100,9 +100,9 @@ class PreludeRoutines : public ::testing::Test {
       "extern \"C\" int64_t probe_prefetch_min() { return tf_prefetch_min_bytes(); }\n"
       "extern \"C\" int64_t probe_threads() { return tf_threads(); }\n"
       "extern \"C\" int64_t probe_sysfs_llc(const char* dir) { return tf_sysfs_llc_bytes(dir); }\n"
-      "extern \"C\" void probe_cpu_vendor(char* v) { tf_cpu_vendor(v); }\n"
-      "extern \"C\" bool probe_prefetch_streams_for(const char* s, const char* v) {\n"
-      "  return tf_prefetch_streams_for(s, v); }\n"
+      "extern \"C\" bool probe_amd_core() { return tf_amd_core(); }\n"
+      "extern \"C\" bool probe_prefetch_streams_for(const char* s, bool amd) {\n"
+      "  return tf_prefetch_streams_for(s, amd); }\n"
       "extern \"C\" bool probe_prefetch_streams() { return tf_prefetch_streams(); }\n";
   static tf::compiler::Library* load(const std::string& source, const std::string& what) {
     const std::string path = ::testing::TempDir() + "/tf_prelude_" + what + "_" + std::to_string(::getpid()) + ".so";
@@ -275,26 +275,25 @@ TEST_F(PreludeRoutines, StreamingThresholdsAreFractionsOfTheLastLevelCache) {
 
 // A streamed elementwise stage prefetches inputs it reads as one ascending
 // run except on AMD cores, unless TF_PREFETCH_STREAMS says otherwise; the
-// vendor is cpuid's, the one /proc/cpuinfo lists.
+// core is AMD where /proc/cpuinfo lists AuthenticAMD.
 TEST_F(PreludeRoutines, AscendingRunsArePrefetchedExceptOnAmdCores) {
-  const auto streams_for = fn<bool (*)(const char*, const char*)>("probe_prefetch_streams_for");
-  EXPECT_FALSE(streams_for(nullptr, "AuthenticAMD"));
-  EXPECT_FALSE(streams_for("", "AuthenticAMD"));  // set but empty: as unset
-  EXPECT_TRUE(streams_for(nullptr, "GenuineIntel"));
-  EXPECT_TRUE(streams_for(nullptr, ""));  // no cpuid: as measured on Intel
-  EXPECT_TRUE(streams_for("1", "AuthenticAMD"));
-  EXPECT_FALSE(streams_for("0", "GenuineIntel"));
-  char vendor[13] = "unset";
-  fn<void (*)(char*)>("probe_cpu_vendor")(vendor);
+  const auto streams_for = fn<bool (*)(const char*, bool)>("probe_prefetch_streams_for");
+  EXPECT_FALSE(streams_for(nullptr, true));
+  EXPECT_FALSE(streams_for("", true));  // set but empty: as unset
+  EXPECT_TRUE(streams_for(nullptr, false));
+  EXPECT_TRUE(streams_for("", false));
+  EXPECT_TRUE(streams_for("1", true));
+  EXPECT_FALSE(streams_for("0", false));
+  const bool amd = fn<bool (*)()>("probe_amd_core")();
 #if defined(__x86_64__)
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line, listed;
   while (listed.empty() && std::getline(cpuinfo, line))
     if (line.rfind("vendor_id", 0) == 0) listed = line.substr(line.find(':') + 2);
   ASSERT_FALSE(listed.empty());
-  EXPECT_EQ(std::string(vendor), listed);
+  EXPECT_EQ(amd, listed == "AuthenticAMD") << listed;
 #endif
-  EXPECT_EQ(fn<bool (*)()>("probe_prefetch_streams")(), streams_for(std::getenv("TF_PREFETCH_STREAMS"), vendor));
+  EXPECT_EQ(fn<bool (*)()>("probe_prefetch_streams")(), streams_for(std::getenv("TF_PREFETCH_STREAMS"), amd));
 }
 
 // tf_stream copies exactly [dst, dst + n) from any alignment: a head of
