@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/compiler/emit_util.h"
+#include "core/compiler/lane_partials.h"
 #include "core/compiler/scalar_lowering.h"
 #include "core/ir/error.h"
 #include "core/compiler/codegen.h"
@@ -1193,7 +1194,9 @@ class Stage {
       before.push_back(Evaluate::make(extern_call(
           "tf_stream", {address(produced_dst_, c0_), address(produced_scratch_, c0_), sub(c1, c0_)})));
     // Chunks: each chunk's reduction is a dependency chain of its own that
-    // the out-of-order core overlaps with the next.
+    // the out-of-order core overlaps with the next; on the CPU its partial
+    // sums stay in lanes across the chunks (lane_partials.h), so that no
+    // chunk ends in a chain of adds across its lanes.
     // The pending row's chunk goes out before this row's values overwrite
     // it (only the last pass writes the scratch row: choose_cached): during
     // the chunk's exps where they are summed there (drain_pending), else
@@ -1212,7 +1215,8 @@ class Stage {
     // chunks bound) is one loop over the row and one reduction.
     if (env_.target != Target::kCpu && !staged) return LetStmt::make(c0_, i64(0), LetStmt::make(c1, inner_, chunk));
     for (auto it = bufs.rbegin(); it != bufs.rend(); ++it) chunk = Allocate::make(*it, i64(kChunk), MemoryScope::kLocal, chunk);
-    return chunk_loop(i64(0), inner_, c1, chunk);
+    const StmtPtr chunks = chunk_loop(i64(0), inner_, c1, chunk);
+    return env_.target == Target::kCpu ? carry_lane_partials(chunks, ge(inner_, i64(reduce_lanes()))) : chunks;
   }
 
   // The f32 exps of a reduction pass's body computed a chunk at a time by

@@ -46,7 +46,9 @@
 // Reductions compute as the evaluator's Reduce: float sums accumulate in
 // double (f16 / bf16 in float), a mean rounds the sum to its dtype before
 // dividing by the row length, max propagates NaN; the result is rounded to
-// the Reduce's dtype before anything reads it.
+// the Reduce's dtype before anything reads it. On the CPU a reduction pass
+// keeps its partial results in lanes across the row's chunks and folds
+// them once per row (lane_partials.h).
 #pragma once
 
 #include <functional>

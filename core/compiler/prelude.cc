@@ -293,6 +293,49 @@ static inline void tf_stream_fence() {
 #endif
 }
 
+// The n partials of a row reduction that kept one per lane across its
+// chunks (lane_partials.h; n is 32 or 16) combined: partial l with
+// l + n / 2, those sums l with l + n / 4, and so on down to one, in vector
+// registers where the CPU has AVX-512 (the same order as the loop; a chain
+// through the array, or the compiler's own lane-by-lane epilogue, cost a
+// short row more than its elements). l is 64-byte aligned. A max's
+// partials hold no NaN (the reductions count NaN elements apart), so the
+// vector max is the comparison's.
+template <typename T>
+static inline T tf_lanes_add(const T* l, int64_t n) {
+#if defined(__AVX512F__)
+  if (n == 32) {
+    if constexpr (std::is_same_v<T, double>) {
+      const __m512d a = _mm512_add_pd(_mm512_load_pd(l), _mm512_load_pd(l + 16));
+      const __m512d b = _mm512_add_pd(_mm512_load_pd(l + 8), _mm512_load_pd(l + 24));
+      return _mm512_reduce_add_pd(_mm512_add_pd(a, b));
+    } else if constexpr (std::is_same_v<T, float>) {
+      return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_load_ps(l), _mm512_load_ps(l + 16)));
+    } else if constexpr (std::is_same_v<T, int32_t>) {  // a max's count of NaN elements
+      const __m512i* v = reinterpret_cast<const __m512i*>(l);
+      return _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_load_si512(v), _mm512_load_si512(v + 1)));
+    }
+  }
+#endif
+  T v[16];
+  for (int64_t i = 0; i < n / 2; ++i) v[i] = l[i] + l[i + n / 2];
+  for (int64_t w = n / 4; w >= 1; w /= 2)
+    for (int64_t i = 0; i < w; ++i) v[i] = v[i] + v[i + w];
+  return v[0];
+}
+template <typename T>
+static inline T tf_lanes_max(const T* l, int64_t n) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>)
+    if (n == 32) return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_load_ps(l), _mm512_load_ps(l + 16)));
+#endif
+  T v[16];
+  for (int64_t i = 0; i < n / 2; ++i) v[i] = l[i + n / 2] > l[i] ? l[i + n / 2] : l[i];
+  for (int64_t w = n / 4; w >= 1; w /= 2)
+    for (int64_t i = 0; i < w; ++i) v[i] = v[i + w] > v[i] ? v[i + w] : v[i];
+  return v[0];
+}
+
 // ---- Whole-chunk forms of gelu, SoftMax's exp and the f16 / bf16 storage
 // conversions. GCC vectorizes the scalar helpers above, but not into
 // AVX-512's NaN-passing min / max, rcp14 or the F16C / BF16 conversion

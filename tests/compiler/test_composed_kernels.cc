@@ -461,12 +461,15 @@ TEST_F(ComposedKernels, TwoSumsOfOneExpEachSumIt) {
 TEST_F(ComposedKernels, FusedMaxPropagatesNaNAsTheEvaluator) {
   auto k = compiler::compile(fn("row_max_nan"));
   std::mt19937 rng(3);
-  NDArray x = random_array(DType::kF32, {3, 40}, rng);
-  static_cast<float*>(x.data())[40 + 17] = std::nanf("");  // row 1 only
-  expect_agree(*k, *module_, fn("row_max_nan"), {x}, "row_max_nan");
-  std::vector<NDArray> got = run_native(*k, fn("row_max_nan"), {x});
-  EXPECT_TRUE(std::isnan(element(got[0], 40)));
-  EXPECT_FALSE(std::isnan(element(got[0], 0)));
+  // A NaN in a row's first block of partials, and one in its second chunk.
+  for (const auto& [d, at] : std::vector<std::pair<int64_t, int64_t>>{{40, 17}, {600, 300}}) {
+    NDArray x = random_array(DType::kF32, {3, d}, rng);
+    static_cast<float*>(x.data())[d + at] = std::nanf("");  // row 1 only
+    expect_agree(*k, *module_, fn("row_max_nan"), {x}, "row_max_nan");
+    std::vector<NDArray> got = run_native(*k, fn("row_max_nan"), {x});
+    EXPECT_TRUE(std::isnan(element(got[0], d))) << d;
+    EXPECT_FALSE(std::isnan(element(got[0], 0))) << d;
+  }
 }
 
 TEST_F(ComposedKernels, AReductionThatIsAlsoAnOutputIsStoredOnce) {

@@ -6,6 +6,7 @@
 
 #include "compiler_helpers.h"
 #include "core/compiler/codegen.h"
+#include "core/compiler/lane_partials.h"
 #include "core/frontend/parser.h"
 #include "core/ir/error.h"
 
@@ -235,6 +236,33 @@ TEST_F(FusedKernels, ElementwiseStagesMovingMostOfTheCachePrefetchTheirInputsAhe
   // With the cache pinned at 32 MiB, 6M elements move 48 MiB: streamed,
   // and prefetched where the core wants its ascending runs prefetched.
   check("weighted", {{3, 5}, {5}}, {{1536, 4096}, {4096}});
+}
+
+TEST_F(FusedKernels, RowReductionsKeepTheirPartialsInLanesAcrossChunks) {
+  auto tir = [&](const char* name) { return compiler::generate(*module_->lookup(name)).tir; };
+  const std::string n = std::to_string(compiler::reduce_lanes());
+  // A sum of squares in doubles: partials kept across the row's chunks,
+  // folded once where the row holds a whole block of them.
+  const std::string rms = tir("rmsnorm");
+  EXPECT_NE(rms.find("allocate acc0_lanes: f64[" + n + "] local {"), std::string::npos) << rms;
+  EXPECT_NE(rms.find("if ((inner >= " + n + ")) {\n"), std::string::npos) << rms;
+  EXPECT_NE(rms.find("acc0 = (acc0 + tf_lanes_add(&acc0_lanes[0], " + n + "))"), std::string::npos) << rms;
+  // A maximum in floats beside its count of NaN elements.
+  const std::string sm = tir("smax");
+  EXPECT_NE(sm.find("acc0 = max(acc0, tf_lanes_max(&acc0_lanes[0], " + n + "))"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("allocate nans0_lanes: i32[" + n + "] local {"), std::string::npos) << sm;
+  // LayerNorm's two sums, in one pass.
+  const std::string ln = tir("reslnorm");
+  EXPECT_NE(ln.find("tf_lanes_add(&acc0_lanes[0], " + n + ")"), std::string::npos) << ln;
+  EXPECT_NE(ln.find("tf_lanes_add(&acc1_lanes[0], " + n + ")"), std::string::npos) << ln;
+  // Rows short of a block, a block and one more, a chunk and one more,
+  // and several chunks with a remainder, on each kind of partial.
+  for (const auto& [a, b] : std::vector<std::pair<int64_t, int64_t>>{{1, 31}, {32, 33}, {256, 257}, {1000, 4103}}) {
+    check("rmsnorm", {{3, a}, {a}}, {{5, b}, {b}});
+    check("smax", {{3, a}}, {{5, b}});
+    check("reslnorm", {{3, a}, {3, a}, {a}, {a}}, {{5, b}, {5, b}, {b}, {b}});
+    check("resnorm16", {{3, a}, {3, a}, {a}}, {{5, b}, {5, b}, {b}});
+  }
 }
 
 TEST_F(FusedKernels, StreamedStoresLeaveALineAtATime) {
