@@ -1,4 +1,5 @@
 """The Llama block example and the benchmark run end to end."""
+import re
 import subprocess
 import sys
 
@@ -33,13 +34,13 @@ def test_bench_prints_a_markdown_table():
             current[1].append(cells)
     header, rows = tables["op"]
     for col in ("eager", "eager fresh", "tf", "tf .out", "x eager", "x eager fresh", "% triad tf",
-                "% triad .out", "max err"):
+                "% triad .out", "triad GB/s", "max err"):
         assert col in header, (col, header)
     measured = {r[0]: r for r in rows}
     assert set(measured) == {"rmsnorm", "residual+rmsnorm", "silu*mul", "gelu-tanh", "softmax", "layer_norm",
                              "RoPE rotate-half"}
     for op, r in measured.items():  # one tiny shape each: ratios are real numbers, results agree
-        for col in ("x eager", "x eager fresh", "GB/s tf", "GB/s .out"):
+        for col in ("x eager", "x eager fresh", "GB/s tf", "GB/s .out", "triad GB/s"):
             assert float(r[header.index(col)]) > 0, (op, col, r)
         assert float(r[header.index("max err")]) < 1e-4, (op, r)
     mm_header, mm_rows = tables["matmul"]
@@ -58,6 +59,8 @@ def test_bench_prints_a_markdown_table():
     assert len(kv_rows) == 1 and kv_rows[0][kv_header.index("exact")] == "True", kv_rows
     assert float(kv_rows[0][kv_header.index("tf / index_copy_")]) > 0
     assert "Per-call overhead" in proc.stdout
+    # each row's % triad is against a triad measured beside it; the headings give their range
+    assert re.search(r"STREAM triad [0-9.]+ GB/s at the start; [0-9.]+-[0-9.]+ beside the rows", proc.stdout)
     # the native backend was measured, not the evaluator
     assert "'softmax': 'native'" in proc.stdout and "'layer_norm': 'native'" in proc.stdout
 
