@@ -36,27 +36,23 @@ ExprPtr fold(const Reduction& r, const VarPtr& lanes, int64_t count) {
 }
 
 // The vectorized reduction loops inside a statement whose every reduction
-// can be carried, and the variables the statement binds.
+// can be carried, and the variables it declares (an accumulator is a
+// mutable LetStmt variable).
 class Scan final : public Visitor {
  public:
   std::vector<const For*> loops;
-  std::unordered_set<const Var*> bound;
+  std::unordered_set<const Var*> declared;
 
  protected:
   void visit_For(const For& n) override {
-    bound.insert(n.var().get());
     bool all = !n.reductions().empty() && n.for_kind() == ForKind::kVectorized;
     for (const Reduction& r : n.reductions()) all = all && carriable(r);
     if (all) loops.push_back(&n);
     Visitor::visit_For(n);
   }
   void visit_LetStmt(const LetStmt& n) override {
-    bound.insert(n.var().get());
+    declared.insert(n.var().get());
     Visitor::visit_LetStmt(n);
-  }
-  void visit_Allocate(const Allocate& n) override {
-    bound.insert(n.var().get());
-    Visitor::visit_Allocate(n);
   }
 };
 
@@ -167,7 +163,7 @@ StmtPtr carry_lane_partials(const StmtPtr& loop, const ExprPtr& blocks_run) {
   std::unordered_set<const For*> chosen;
   for (const For* f : scan.loops) {
     bool outside = true;
-    for (const Reduction& r : f->reductions()) outside = outside && !scan.bound.count(r.var.get());
+    for (const Reduction& r : f->reductions()) outside = outside && !scan.declared.count(r.var.get());
     if (!outside) continue;
     chosen.insert(f);
     for (const Reduction& r : f->reductions())
