@@ -20,8 +20,8 @@ the result, call again, as a model does):
   before and one just after its timings: a shared host's bandwidth moves by
   2x within minutes).
 
-Each of these processes runs twice (once with --quick), in turn with the
-others, and every time is the fastest of its runs: one run per side
+Each of these processes runs three times (once with --quick), in turn with
+the others, and every time is the fastest of its runs: one run per side
 compared whatever moments of a shared host each happened to meet.
 
 A second table puts kernels written from elementary ops (RMSNorm from
@@ -481,8 +481,10 @@ CHILDREN = {"tf": ("tf", True, "default"), "avx512": ("eager", True, "avx512"),
 # moves between 41 and 97 GB/s within minutes, and one process per side
 # compared whichever moments they happened to run in (Inductor's silu * b
 # at 128 MiB on two threads measured 5.6 ms in one run, ours 6.9; in the
-# run before, ours 3.6 and 4.2).
-ROUNDS = 2
+# run before, ours 3.6 and 4.2). Two runs each still left both of ours of
+# one row in a slow minute (silu * b on two threads: 1.54 ms at 32 MiB,
+# 0.85-0.90 in other runs).
+ROUNDS = 3
 
 
 def merge_child(rounds):
