@@ -296,11 +296,12 @@ static inline void tf_stream_fence() {
 // The n partials of a row reduction that kept one per lane across its
 // chunks (lane_partials.h; n is 32 or 16) combined: partial l with
 // l + n / 2, those sums l with l + n / 4, and so on down to one, in vector
-// registers where the CPU has AVX-512 (the same order as the loop; a chain
-// through the array, or the compiler's own lane-by-lane epilogue, cost a
-// short row more than its elements). l is 64-byte aligned. A max's
-// partials hold no NaN (the reductions count NaN elements apart), so the
-// vector max is the comparison's.
+// registers where the CPU has AVX-512 (the vector path and the loop below
+// add in the same order; a chain through the array, or the compiler's own
+// lane-by-lane epilogue, cost a short row more than its elements). l is
+// 64-byte aligned. A max's partials hold no NaN (the reductions count NaN
+// elements apart), so the vector max is the comparison's up to the sign of
+// a zero maximum, which a vectorized max left to the lanes' order before.
 template <typename T>
 static inline T tf_lanes_add(const T* l, int64_t n) {
 #if defined(__AVX512F__)
