@@ -296,12 +296,20 @@ static inline void tf_stream_fence() {
 // The n partials of a row reduction that kept one per lane across its
 // chunks (lane_partials.h; n is 32 or 16) combined: partial l with
 // l + n / 2, those sums l with l + n / 4, and so on down to one, in vector
-// registers where the CPU has AVX-512 (the vector path and the loop below
-// add in the same order; a chain through the array, or the compiler's own
+// registers where the CPU has AVX-512 (the vector path and tf_lanes_fold
+// combine in the same order; a chain through the array, or the compiler's own
 // lane-by-lane epilogue, cost a short row more than its elements). l is
 // 64-byte aligned. A max's partials hold no NaN (the reductions count NaN
 // elements apart), so the vector max is the comparison's up to the sign of
 // a zero maximum, which a vectorized max left to the lanes' order before.
+template <typename T, typename F>
+static inline T tf_lanes_fold(const T* l, int64_t n, F f) {
+  T v[16];
+  for (int64_t i = 0; i < n / 2; ++i) v[i] = f(l[i], l[i + n / 2]);
+  for (int64_t w = n / 4; w >= 1; w /= 2)
+    for (int64_t i = 0; i < w; ++i) v[i] = f(v[i], v[i + w]);
+  return v[0];
+}
 template <typename T>
 static inline T tf_lanes_add(const T* l, int64_t n) {
 #if defined(__AVX512F__)
@@ -318,11 +326,7 @@ static inline T tf_lanes_add(const T* l, int64_t n) {
     }
   }
 #endif
-  T v[16];
-  for (int64_t i = 0; i < n / 2; ++i) v[i] = l[i] + l[i + n / 2];
-  for (int64_t w = n / 4; w >= 1; w /= 2)
-    for (int64_t i = 0; i < w; ++i) v[i] = v[i] + v[i + w];
-  return v[0];
+  return tf_lanes_fold(l, n, [](T a, T b) { return a + b; });
 }
 template <typename T>
 static inline T tf_lanes_max(const T* l, int64_t n) {
@@ -330,11 +334,7 @@ static inline T tf_lanes_max(const T* l, int64_t n) {
   if constexpr (std::is_same_v<T, float>)
     if (n == 32) return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_load_ps(l), _mm512_load_ps(l + 16)));
 #endif
-  T v[16];
-  for (int64_t i = 0; i < n / 2; ++i) v[i] = l[i + n / 2] > l[i] ? l[i + n / 2] : l[i];
-  for (int64_t w = n / 4; w >= 1; w /= 2)
-    for (int64_t i = 0; i < w; ++i) v[i] = v[i + w] > v[i] ? v[i + w] : v[i];
-  return v[0];
+  return tf_lanes_fold(l, n, [](T a, T b) { return b > a ? b : a; });
 }
 
 // ---- Whole-chunk forms of gelu, SoftMax's exp and the f16 / bf16 storage

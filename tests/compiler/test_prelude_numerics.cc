@@ -89,6 +89,10 @@ class PreludeRoutines : public ::testing::Test {
                                "extern \"C\" float probe_exp_sum_drain(float* v, const float* x, int64_t n, float* d) {\n"
                                "  const float s = tf_exp_sum_drain_n(v, x, n, d); tf_stream_fence(); return s; }\n"
                                "extern \"C\" void probe_gelu(float* v, int64_t n) { tf_gelu_tanh_n(v, n); }\n"
+                               "extern \"C\" double probe_lanes_add_f64(const double* l, int64_t n) { return tf_lanes_add(l, n); }\n"
+                               "extern \"C\" float probe_lanes_add_f32(const float* l, int64_t n) { return tf_lanes_add(l, n); }\n"
+                               "extern \"C\" int32_t probe_lanes_add_i32(const int32_t* l, int64_t n) { return tf_lanes_add(l, n); }\n"
+                               "extern \"C\" float probe_lanes_max_f32(const float* l, int64_t n) { return tf_lanes_max(l, n); }\n"
                                "extern \"C\" void probe_gelu_stream(float* y, float* v, int64_t n) {\n"
                                "  tf_gelu_tanh_stream_n(y, v, n); tf_stream_fence(); }\n" +
                                kCacheProbes;
@@ -231,6 +235,50 @@ static std::string fake_cache_folder(const std::string& name, const std::vector<
 
 // The last-level cache in sysfs is the highest level's data or unified
 // cache, in the K / M / G units sysfs writes; a folder that lists none is 0.
+// A reduction's lane partials fold pairwise, partial i with i + n / 2,
+// then i with i + n / 4, ...: with 32 partials on an AVX-512 core the
+// vector path, with 16 the loop every other core runs; both give the bits
+// of that order (terms spanning 2^60 make another order round apart).
+template <typename T>
+T pairwise(std::vector<T> v, T (*f)(T, T)) {
+  for (size_t w = v.size() / 2; w >= 1; w /= 2)
+    for (size_t i = 0; i < w; ++i) v[i] = f(v[i], v[i + w]);
+  return v[0];
+}
+TEST_F(PreludeRoutines, LanePartialsFoldPairwise) {
+  using AddF64 = double (*)(const double*, int64_t);
+  using AddF32 = float (*)(const float*, int64_t);
+  using AddI32 = int32_t (*)(const int32_t*, int64_t);
+  const auto add64 = fn<AddF64>("probe_lanes_add_f64");
+  const auto add32 = fn<AddF32>("probe_lanes_add_f32");
+  const auto addi = fn<AddI32>("probe_lanes_add_i32");
+  const auto max32 = fn<AddF32>("probe_lanes_max_f32");
+  ASSERT_TRUE(add64 && add32 && addi && max32);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-30, 30);
+  for (int64_t n : {16, 32}) {
+    for (int trial = 0; trial < 200; ++trial) {
+      alignas(64) double d[32];
+      alignas(64) float f[32];
+      alignas(64) int32_t k[32];
+      for (int64_t i = 0; i < n; ++i) {
+        d[i] = std::ldexp(mantissa(rng), exponent(rng));
+        f[i] = static_cast<float>(d[i]);
+        k[i] = static_cast<int32_t>(rng() % 1000);
+      }
+      const double want64 = pairwise<double>({d, d + n}, [](double a, double b) { return a + b; });
+      const float want32 = pairwise<float>({f, f + n}, [](float a, float b) { return a + b; });
+      const float want_max = pairwise<float>({f, f + n}, [](float a, float b) { return b > a ? b : a; });
+      const int32_t want_i = pairwise<int32_t>({k, k + n}, [](int32_t a, int32_t b) { return a + b; });
+      EXPECT_EQ(add64(d, n), want64) << n;
+      EXPECT_TRUE(same_bits(add32(f, n), want32)) << n << ": " << add32(f, n) << " vs " << want32;
+      EXPECT_EQ(max32(f, n), want_max) << n;
+      EXPECT_EQ(addi(k, n), want_i) << n;
+    }
+  }
+}
+
 TEST_F(PreludeRoutines, TheLastLevelCacheIsTheHighestLevelSysfsLists) {
   const auto llc = fn<SysfsBytes>("probe_sysfs_llc");
   const std::string epyc = fake_cache_folder(
