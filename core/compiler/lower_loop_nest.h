@@ -33,8 +33,10 @@
 //   the row has stride 1), where a C compiler vectorizes without gathers;
 // - the store loop in chunks of kChunk elements through L1 buffers when the
 //   value needs any: f16 leaves widened by F16C (tf_widen_n), calls computed
-//   a chunk at a time (tf_gelu_tanh_n, tf_rf16_n), a half-precision output
-//   narrowed a chunk at a time (tf_narrow_n);
+//   a chunk at a time (tf_gelu_tanh_n, tf_rf16_n; gelu's two-operand form
+//   reads an f32 input row or an earlier call's buffer where it lies, and
+//   writes a result that is the stored value into the output row itself),
+//   a half-precision output narrowed a chunk at a time (tf_narrow_n);
 // - streaming stores for a memory-bound stage whose output is too large to
 //   stay in cache, a 64-byte line at a time as the values are computed
 //   (stream_lines; a task ends with a store fence; a row

@@ -93,8 +93,10 @@ class PreludeRoutines : public ::testing::Test {
                                "extern \"C\" float probe_lanes_add_f32(const float* l, int64_t n) { return tf_lanes_add(l, n); }\n"
                                "extern \"C\" int32_t probe_lanes_add_i32(const int32_t* l, int64_t n) { return tf_lanes_add(l, n); }\n"
                                "extern \"C\" float probe_lanes_max_f32(const float* l, int64_t n) { return tf_lanes_max(l, n); }\n"
-                               "extern \"C\" void probe_gelu_stream(float* y, float* v, int64_t n) {\n"
-                               "  tf_gelu_tanh_stream_n(y, v, n); tf_stream_fence(); }\n" +
+                               "extern \"C\" void probe_gelu_stream(float* y, const float* x, int64_t sx, int64_t n) {\n"
+                               "  tf_gelu_tanh_stream_n(y, x, sx, n); tf_stream_fence(); }\n"
+                               "extern \"C\" void probe_gelu_from(float* y, const float* x, int64_t sx, int64_t n) {\n"
+                               "  tf_gelu_tanh_from_n(y, x, sx, n); }\n" +
                                kCacheProbes;
     lib_ = load(source, "routines");
   }
@@ -407,33 +409,49 @@ TEST_F(PreludeRoutines, AStreamedLineIsExactlyItsSixtyFourBytes) {
   check_stream_line(fn<void (*)(double*, const double*)>("probe_stream_line_f64"));
 }
 
-// The streaming gelu stores the bits of the in-place routine, at every
-// length of a chunk and every alignment of its destination (line-aligned:
-// streamed as computed; otherwise computed, then streamed), and nothing
-// outside [y, y + n).
-TEST_F(PreludeRoutines, StreamedGeluIsTheInPlaceGelu) {
+// The two-operand gelus (streamed or not) store the bits of the in-place
+// routine over x[i * sx], at every length of a chunk, for a unit and a
+// larger stride, every alignment of the destination (a streamed one that
+// starts a line streams as it computes; otherwise computed, then
+// streamed), and into x itself; nothing outside [y, y + n) is written and
+// x is left as it was.
+TEST_F(PreludeRoutines, TwoOperandGelusAreTheInPlaceGelu) {
   const auto gelu = fn<void (*)(float*, int64_t)>("probe_gelu");
-  const auto streamed = fn<void (*)(float*, float*, int64_t)>("probe_gelu_stream");
-  ASSERT_TRUE(gelu && streamed);
+  using TwoOperand = void (*)(float*, const float*, int64_t, int64_t);
+  const TwoOperand forms[] = {fn<TwoOperand>("probe_gelu_stream"), fn<TwoOperand>("probe_gelu_from")};
+  ASSERT_TRUE(gelu && forms[0] && forms[1]);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-12.0f, 12.0f);
   constexpr int64_t kChunk = 256;
-  for (int64_t offset : {0, 1, 5, 16}) {
-    for (int64_t n = 1; n <= kChunk; n += n < 40 ? 1 : 37) {
-      std::vector<float> x(static_cast<size_t>(n));
-      for (float& v : x) v = dist(rng);
-      x[0] = NAN;
-      if (n > 2) x[2] = -INFINITY;
-      std::vector<float> want = x;
-      gelu(want.data(), n);
-      alignas(64) float y[kChunk + 32];
-      for (float& v : y) v = 7.0f;
-      std::vector<float> scratch = x;
-      streamed(y + offset, scratch.data(), n);
-      for (int64_t i = 0; i < kChunk + 32; ++i) {
-        const bool inside = i >= offset && i < offset + n;
-        if (inside) ASSERT_TRUE(same_bits(y[i], want[static_cast<size_t>(i - offset)])) << offset << " " << n << " " << i;
-        else ASSERT_EQ(y[i], 7.0f) << "offset " << offset << ", n " << n << ", element " << i;
+  for (const TwoOperand form : forms) {
+    for (int64_t sx : {1, 3}) {
+      for (int64_t offset : {0, 1, 5, 16}) {
+        for (int64_t n = 1; n <= kChunk; n += n < 40 ? 1 : 37) {
+          std::vector<float> x(static_cast<size_t>(n * sx));
+          for (float& v : x) v = dist(rng);
+          x[0] = NAN;
+          if (n > 2) x[static_cast<size_t>(2 * sx)] = -INFINITY;
+          std::vector<float> want(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = x[static_cast<size_t>(i * sx)];
+          gelu(want.data(), n);
+          alignas(64) float y[kChunk + 32];
+          for (float& v : y) v = 7.0f;
+          const std::vector<float> before = x;
+          form(y + offset, x.data(), sx, n);
+          for (size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same_bits(x[i], before[i])) << "source element " << i;
+          for (int64_t i = 0; i < kChunk + 32; ++i) {
+            const bool inside = i >= offset && i < offset + n;
+            if (inside) ASSERT_TRUE(same_bits(y[i], want[static_cast<size_t>(i - offset)])) << sx << " " << offset << " " << n << " " << i;
+            else ASSERT_EQ(y[i], 7.0f) << "stride " << sx << ", offset " << offset << ", n " << n << ", element " << i;
+          }
+          if (sx != 1) continue;
+          // In place: y is x (line-aligned where offset is 0).
+          alignas(64) float z[kChunk + 32];
+          std::copy(before.begin(), before.end(), z + offset);
+          form(z + offset, z + offset, 1, n);
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_TRUE(same_bits(z[offset + i], want[static_cast<size_t>(i)])) << "in place " << offset << " " << n << " " << i;
+        }
       }
     }
   }

@@ -99,6 +99,10 @@ def gelub16(x: Tensor[(N, E), bf16]) -> Tensor[(N, E), bf16]:
     return gelu(x, approximate="tanh")
 
 @func
+def gelu_sum(x: Tensor[(N, E), f32], y: Tensor[(N, E), f32]) -> Tensor[(N, E), f32]:
+    return gelu(x + y, approximate="tanh")
+
+@func
 def narrow16(x: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f16], Tensor[(N,), bf16]]:
     return cast(x, f16), cast(x, bf16)
 
@@ -319,17 +323,39 @@ TEST_F(RopeHalf, SoftMaxLongRows) {
 }
 // Gelu (tanh) in elementwise stages is computed a chunk at a time
 // (tf_gelu_tanh_n): lengths around the chunk and the vector width, nested
-// and repeated calls, strided inputs.
+// and repeated calls, computed arguments, strided inputs.
 TEST_F(RopeHalf, GeluChunks) {
   for (int64_t e : {1, 15, 17, 255, 256, 257, 1000}) check("gelu32", {{3, e}, {3, e}});
+  for (int64_t e : {1, 17, 256, 257, 1000}) check("gelu_sum", {{3, e}, {3, e}});
   check("gelu16", {{4, 300}, {4, 300}});
   check("gelub16", {{4, 513}});
-  const ir::Function& f = fn("gelu32");
-  auto k = compiler::compile(f);
   std::mt19937 rng(37);
-  NDArray wide = random_array(DType::kF32, {3, 600}, rng, 8.0);
-  std::vector<NDArray> in = {NDArray::view(wide, {3, 300}, {600, 2}), random_array(DType::kF32, {3, 300}, rng, 8.0)};
-  expect_agree(*k, *module_, f, in, "strided gelu");
+  for (const char* name : {"gelu32", "gelu_sum"}) {
+    const ir::Function& f = fn(name);
+    auto k = compiler::compile(f);
+    NDArray wide = random_array(DType::kF32, {3, 600}, rng, 8.0);
+    std::vector<NDArray> in = {NDArray::view(wide, {3, 300}, {600, 2}), random_array(DType::kF32, {3, 300}, rng, 8.0)};
+    expect_agree(*k, *module_, f, in, std::string("strided ") + name);
+  }
+}
+
+// The routine reads an argument that is an input's row, or an earlier
+// routine's buffer, where it lies, and writes a result that is the stored
+// value into the output row itself: no copy through an L1 buffer on
+// either side.
+TEST_F(RopeHalf, GeluChunksReadAndWriteInPlace) {
+  const std::string g = compiler::generate(fn("gelu32")).tir;
+  EXPECT_GT(count(g, "@tf_gelu_tanh_from_n(&y[c0], &x0[c0], 1, "), 0) << g;       // gelu(x), stored as is
+  EXPECT_GT(count(g, "@tf_gelu_tanh_from_n(&y[c0], &x0[(c0 * is0)], is0, "), 0) << g;  // a strided x
+  EXPECT_GT(count(g, "@tf_gelu_tanh_from_n(tb1, tb0, 1, "), 0) << g;              // gelu of gelu(x * y)
+  EXPECT_GT(count(g, "@tf_gelu_tanh_from_n(tb2, &x1[c0], 1, "), 0) << g;          // gelu(y), then added
+  EXPECT_EQ(count(g, "tb1[(j - c0)] = tb0[(j - c0)]"), 0) << g;
+  EXPECT_EQ(count(g, "tb2[(j - c0)] = x1[j]"), 0) << g;
+  EXPECT_EQ(count(g, "[(j - c0)] = x0["), 0) << g;
+  const std::string s = compiler::generate(fn("gelu_sum")).tir;
+  EXPECT_GT(count(s, "tb0[(j - c0)] = (x0[j] + x1[j])"), 0) << s;  // a computed argument is staged
+  EXPECT_GT(count(s, "@tf_gelu_tanh_from_n(&y[c0], tb0, 1, "), 0) << s;
+  EXPECT_EQ(count(s, "y[j] = tb0[(j - c0)]"), 0) << s;
 }
 
 // f16 / bf16 conversions and per-op roundings are the evaluator's bit for bit
