@@ -103,6 +103,16 @@ def gelu_sum(x: Tensor[(N, E), f32], y: Tensor[(N, E), f32]) -> Tensor[(N, E), f
     return gelu(x + y, approximate="tanh")
 
 @func
+def gelu_cached(x: Tensor[(N, E), f32]) -> Tensor[(N, E), f32]:
+    e = exp(x - amax(x, axes=-1))
+    return gelu(gelu(e, approximate="tanh"), approximate="tanh") * sum(e, axes=-1)
+
+@func
+def gelu_cached_h(x: Tensor[(N, E), f32]) -> Tensor[(N, E), f32]:
+    e = exp(x - amax(x, axes=-1))
+    return cast(cast(gelu(e, approximate="tanh"), f16), f32) * sum(e, axes=-1)
+
+@func
 def narrow16(x: Tensor[(N,), f32]) -> tuple[Tensor[(N,), f16], Tensor[(N,), bf16]]:
     return cast(x, f16), cast(x, bf16)
 
@@ -327,6 +337,12 @@ TEST_F(RopeHalf, SoftMaxLongRows) {
 TEST_F(RopeHalf, GeluChunks) {
   for (int64_t e : {1, 15, 17, 255, 256, 257, 1000}) check("gelu32", {{3, e}, {3, e}});
   for (int64_t e : {1, 17, 256, 257, 1000}) check("gelu_sum", {{3, e}, {3, e}});
+  // A row stage: the inner gelu runs in place on the row of cached exps,
+  // and the outer gelu (or an f16 rounding) reads its result there.
+  for (int64_t e : {1, 17, 256, 257, 1000}) {
+    check("gelu_cached", {{3, e}});
+    check("gelu_cached_h", {{3, e}});
+  }
   check("gelu16", {{4, 300}, {4, 300}});
   check("gelub16", {{4, 513}});
   std::mt19937 rng(37);
@@ -356,6 +372,13 @@ TEST_F(RopeHalf, GeluChunksReadAndWriteInPlace) {
   EXPECT_GT(count(s, "tb0[(j - c0)] = (x0[j] + x1[j])"), 0) << s;  // a computed argument is staged
   EXPECT_GT(count(s, "@tf_gelu_tanh_from_n(&y[c0], tb0, 1, "), 0) << s;
   EXPECT_EQ(count(s, "y[j] = tb0[(j - c0)]"), 0) << s;
+  // A call that ran in place in a row stage's cached row (gelu of the
+  // exps): the next call reads its result from that row.
+  const std::string c = compiler::generate(fn("gelu_cached")).tir;
+  EXPECT_GT(count(c, "@tf_gelu_tanh_n(&y[c0], "), 0) << c;
+  EXPECT_GT(count(c, "@tf_gelu_tanh_from_n(tb1, &y[c0], 1, "), 0) << c;
+  const std::string h = compiler::generate(fn("gelu_cached_h")).tir;
+  EXPECT_GT(count(h, "tb1[(j - c0)] = y[j]"), 0) << h;
 }
 
 // f16 / bf16 conversions and per-op roundings are the evaluator's bit for bit
