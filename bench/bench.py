@@ -7,9 +7,10 @@ the result, call again, as a model does):
 
 * eager: eager torch in a process whose allocator keeps freed memory
   (GLIBC_TUNABLES with mmap_max=0 and a huge trim threshold, which is what a
-  caching malloc such as jemalloc gives a long-running model), the faster of
-  the default ATen CPU capability and ATEN_CPU_CAPABILITY=avx512; "eager
-  fresh" is plain glibc, where every large temporary is a fresh mmap.
+  caching malloc such as jemalloc gives a long-running model), timed in
+  alternation with tf in the same process, under the default ATen CPU
+  capability in one process and ATEN_CPU_CAPABILITY=avx512 in another;
+  "eager fresh" is plain glibc, where every large temporary is a fresh mmap.
 * inductor: torch.compile (Inductor, default mode) of the same functions, in
   a torch 2.x process with the same warm allocator (when a torch 2.x is given:
   --torch2-python; make bench passes make test-torch2's venv when it exists).
@@ -21,8 +22,11 @@ the result, call again, as a model does):
   2x within minutes).
 
 Each of these processes runs three times (once with --quick), in turn with
-the others, and every time is the fastest of its runs: one run per side
-compared whatever moments of a shared host each happened to meet.
+the others. A row's eager and tf (and its .out and triad) come from the one
+run, of either ATen kernel set, where eager + tf took least: both sides of
+the ratio from one moment of a shared host whose bandwidth moves by 2x
+within seconds, and eager under whichever kernel set serves it best. The
+other times (eager fresh, Inductor) are the fastest of their runs.
 
 A second table puts kernels written from elementary ops (RMSNorm from
 mean / rsqrt / multiply, LayerNorm from means, softmax from amax / exp / sum,
@@ -294,6 +298,7 @@ def child(args):
         res["compile_all_s"] = time.perf_counter() - t0
         res["backends"] = {op: k.backend for op, k in kernels.items()}
         tf_ops = {op: registered(tf, m, names[op]) for op in kernels}
+    if args.role == "tf" and not args.rows_only:
         op_add = tf.register(m.compile("b_add"))
         one = torch.ones(1)
         calls = 20 if args.quick else 2000
@@ -309,7 +314,9 @@ def child(args):
         for label, shape in shapes_of(op, args.quick).items():
             inputs = make_inputs(torch, op, shape)
             runs = 3 if args.quick else 10 if label != "small" else 100
-            r = {"eager": median_s(lambda: fn(*inputs), runs)}
+            r = {"aten": os.environ.get("ATEN_CPU_CAPABILITY", "default")}
+            if op not in tf_ops:
+                r["eager"] = median_s(lambda: fn(*inputs), runs)
             outs = fn(*inputs)
             outs = outs if isinstance(outs, tuple) else (outs,)
             r["bytes"] = bytes_moved(op, inputs, outs)
@@ -329,14 +336,18 @@ def child(args):
                 # little about a row measured later (the higher of the two
                 # around the row's timings is the strict reference).
                 before = triad_gbs(torch, args.quick) if op != "matmul" else None
-                r["tf"] = median_s(lambda: top(*inputs), runs)
+                # Eager and tf in alternation: a ratio of two times taken
+                # minutes apart compared two states of this host (rmsnorm on
+                # two threads at 32 MiB: 1.83 so, 3.65-4.14 in alternation).
+                r["eager"], r["tf"] = paired_s(lambda: fn(*inputs), lambda: top(*inputs),
+                                               max(3, runs // 3), rounds=3)
                 pre = [torch.empty_like(o) for o in outs]
                 kw = {"out": pre[0]} if len(pre) == 1 else {f"out{i}": o for i, o in enumerate(pre)}
                 r["tf_out"] = median_s(lambda: top.out(*inputs, **kw), runs)
                 if before is not None:
                     r["triad"] = max(before, triad_gbs(torch, args.quick))
             res["ops"][f"{op}|{label}|{shape}"] = r
-    if args.role == "tf" and not args.only:
+    if args.role == "tf" and not args.only and not args.rows_only:
         res["compositions"] = compositions(torch, m, args.quick)
         res["kv_cache"] = kv_cache(torch, m, args.quick)
     print(json.dumps(res))
@@ -473,7 +484,10 @@ def run_tp_mlp(python, quick):
 
 
 # The children of one thread count: (role, warm allocator, ATen capability).
-CHILDREN = {"tf": ("tf", True, "default"), "avx512": ("eager", True, "avx512"),
+# Both warm children time eager and tf in alternation, each under one of
+# ATen's kernel sets (eager at its best is whichever is faster for a row);
+# the avx512 one times only the rows (see merge_child).
+CHILDREN = {"tf": ("tf", True, "default"), "avx512": ("tf", True, "avx512"),
             "fresh": ("eager", False, "default")}
 
 
@@ -488,27 +502,31 @@ ROUNDS = 3
 
 
 def merge_child(rounds):
-    """One child's result from its rounds: per row, eager (and OpenBLAS) the
-    fastest of the rounds, and tf, .out and the row's triad from the round
-    with the fastest tf; the overhead, each composition and each KV-cache
-    row (pairs measured in alternation) from the round where the pair took
-    least time."""
+    """One result from the runs of the children of one role: a row that
+    timed eager and tf in alternation (and the overhead, each composition
+    and each KV-cache row, pairs too) from the run where its pair took
+    least time, so a ratio's two sides come from one moment of the host;
+    a row of eager alone (and OpenBLAS), the fastest of the runs. Tables
+    that some runs leave out (the avx512 child times only rows) come from
+    the runs that have them."""
     out = dict(rounds[0], ops={})
     for key in rounds[0]["ops"]:
         rows = [r["ops"][key] for r in rounds]
-        best = dict(min(rows, key=lambda row: row.get("tf", row["eager"])))
-        for field in ("eager", "openblas"):
-            if field in best:
-                best[field] = min(row[field] for row in rows)
-        out["ops"][key] = best
-    if "overhead_tf_us" in out:
-        best = min(rounds, key=lambda r: r["overhead_tf_us"] + r["overhead_add_us"])
+        if "tf" in rows[0]:
+            out["ops"][key] = dict(min(rows, key=lambda row: row["eager"] + row["tf"]))
+        else:
+            out["ops"][key] = {field: min(row[field] for row in rows) if field in ("eager", "openblas")
+                               else rows[0][field] for field in rows[0]}
+    with_overhead = [r for r in rounds if "overhead_tf_us" in r]
+    if with_overhead:
+        best = min(with_overhead, key=lambda r: r["overhead_tf_us"] + r["overhead_add_us"])
         for field in ("overhead_tf_us", "overhead_add_us", "overhead_ops_add_us"):
             out[field] = best[field]
     for table, pair in (("compositions", ("composed", "builtin")), ("kv_cache", ("tf", "index_copy"))):
-        if table in out:
-            out[table] = {key: min((r[table][key] for r in rounds), key=lambda row: row[pair[0]] + row[pair[1]])
-                          for key in out[table]}
+        having = [r[table] for r in rounds if table in r]
+        if having:
+            out[table] = {key: min((t[key] for t in having), key=lambda row: row[pair[0]] + row[pair[1]])
+                          for key in having[0]}
     return out
 
 
@@ -527,6 +545,7 @@ def run_child(threads, kind, cache_dir, quick, only):
     if capability == "avx512":
         env["ATEN_CPU_CAPABILITY"] = "avx512"
     cmd = [sys.executable, __file__, "--child", "--threads", str(threads), "--role", role, "--only", only]
+    cmd += ["--rows-only"] if kind == "avx512" else []
     out = subprocess.run(cmd + (["--quick"] if quick else []), env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench child {threads} thread(s) / {kind} failed:\n{out.stderr}")
@@ -573,14 +592,15 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), t
     w(f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; torch {torch_version}. "
       "Medians of a steady loop (call, drop the result, call again); times in ms. x peer = peer time / "
       "tf time (> 1: TileFoundry faster). eager = eager torch with a warm allocator (GLIBC_TUNABLES keeps "
-      "freed memory, as jemalloc would), the faster of ATen's default and avx512 kernels; eager fresh = "
+      "freed memory, as jemalloc would), timed in alternation with tf; ATen = its kernel set; eager fresh = "
       "plain glibc (every large temporary a fresh mmap). tf = torch.ops.tilefoundry (outputs from the "
       "pool); tf .out = its out= overload into preallocated outputs. GB/s = bytes read + written once / "
       "time; % triad against the STREAM triad measured beside the row in the same process (the higher of "
       "one just before its tf timings and one just after its .out timings: this host's bandwidth moves "
       f"within minutes; the section heading gives the range). Every process ran {rounds} time(s), in turn "
-      "with the others; each time is the fastest of its runs (a row's tf, .out and triad from the same "
-      "run).\n")
+      "with the others, the warm ones under ATen's default and avx512 kernels; a row's eager, tf, .out "
+      "and triad come from the one run where eager + tf took least (a ratio from one moment of the host); "
+      "eager fresh and inductor are the fastest of their runs.\n")
     if inductor:
         w(f"torch.compile (Inductor, default mode): torch {next(iter(inductor.values()))['torch']} in its "
           "own process, with the same warm allocator; oneDNN and torch 2.x's torch.mm are that build's.\n")
@@ -589,26 +609,25 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), t
           "then make bench uses it).\n")
     for threads in thread_counts:
         d = results[(threads, "tf")]
-        x = results.get((threads, "avx512"), {"ops": {}})["ops"]
         f = results.get((threads, "fresh"), {"ops": {}})["ops"]
         ind = inductor.get(threads, {"ops": {}})["ops"]
         triad = d["triad_gbs"]
         beside = [r["triad"] for r in d["ops"].values() if "triad" in r]
         span = f"; {min(beside):.1f}-{max(beside):.1f} beside the rows" if beside else ""
         w(f"\n## {threads} thread(s) — STREAM triad {triad:.1f} GB/s at the start{span}\n")
-        w("| op | shape | eager | eager fresh | inductor | tf | tf .out | x eager | x eager fresh | "
+        w("| op | shape | eager | ATen | eager fresh | inductor | tf | tf .out | x eager | x eager fresh | "
           "x inductor | GB/s tf | % triad tf | GB/s .out | % triad .out | triad GB/s | max err |")
-        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        w("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for key, r in d["ops"].items():
             op, label, shape = key.split("|")
             if op == "matmul":
                 continue
-            eager = min(t for t in (r["eager"], x.get(key, {}).get("eager")) if t is not None)
+            eager = r["eager"]
             fresh = f.get(key, {}).get("eager")
             ti = ind.get(key, {}).get("inductor")
             gbs, gbs_out = r["bytes"] / r["tf"] / 1e9, r["bytes"] / r["tf_out"] / 1e9
             row_triad = r.get("triad", triad)
-            w(f"| {op} | {label} {shape} | {fmt_ms(eager)} | {fmt_ms(fresh)} | {fmt_ms(ti)} | "
+            w(f"| {op} | {label} {shape} | {fmt_ms(eager)} | {r['aten']} | {fmt_ms(fresh)} | {fmt_ms(ti)} | "
               f"{fmt_ms(r['tf'])} | {fmt_ms(r['tf_out'])} | {ratio(eager, r['tf'])} | {ratio(fresh, r['tf'])} | "
               f"{ratio(ti, r['tf'])} | {gbs:.1f} | {100 * gbs / row_triad:.0f}% | {gbs_out:.1f} | "
               f"{100 * gbs_out / row_triad:.0f}% | {row_triad:.1f} | {r['max_err']:.1e} |")
@@ -687,6 +706,8 @@ def main():
     p.add_argument("--inductor-child", action="store_true")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--role", default="tf", choices=("tf", "eager"))
+    p.add_argument("--rows-only", action="store_true",
+                   help="child: time the op rows only (no overhead, compositions or KV-cache rows)")
     p.add_argument("--torch2-python", default=os.environ.get("TF_BENCH_TORCH2_PYTHON") or default_torch2_python(),
                    help="a Python with torch 2.x for the torch.compile column (default: build-torch2/venv)")
     p.add_argument("--write", default=None, help="also write the report to this file")
@@ -717,7 +738,12 @@ def main():
         if args.torch2_python:
             inductor_runs.append({t: run_inductor_child(args.torch2_python, t, args.quick, args.only)
                                   for t in thread_counts})
-    results = {key: merge_child([r[key] for r in runs]) for key in runs[0]}
+    # The two warm children's runs merge into one: each row from the run
+    # (of either ATen kernel set) where eager + tf took least.
+    paired = [k for k in kinds if CHILDREN[k][0] == "tf"]
+    results = {(t, "tf"): merge_child([r[(t, k)] for k in paired for r in runs]) for t in thread_counts}
+    results.update({(t, k): merge_child([r[(t, k)] for r in runs])
+                    for t in thread_counts for k in kinds if k not in paired})
     inductor = {t: merge_inductor([r[t] for r in inductor_runs]) for t in inductor_runs[0]} if inductor_runs else {}
     tp = None
     if args.torch2_python:

@@ -77,20 +77,26 @@ def test_bench_only_runs_the_named_ops():
     assert bad.returncode != 0 and "unknown op(s) ['sofmax']" in bad.stderr, bad.stderr
 
 
-def test_bench_keeps_each_rows_fastest_run():
+def test_bench_takes_each_rows_pair_from_one_run():
     sys.path.insert(0, str(REPO / "bench"))
     import bench
     row = lambda eager, tf, triad: {"eager": eager, "tf": tf, "tf_out": tf + 1, "triad": triad}  # noqa: E731
     runs = [{"triad_gbs": 40.0, "ops": {"a": row(5.0, 2.0, 90.0), "b": row(3.0, 4.0, 45.0)},
-             "compositions": {"c": {"composed": 1.0, "builtin": 3.0}}},
-            {"triad_gbs": 80.0, "ops": {"a": row(4.0, 3.0, 45.0), "b": row(6.0, 1.0, 97.0)},
-             "compositions": {"c": {"composed": 1.5, "builtin": 1.0}}}]
+             "compositions": {"c": {"composed": 1.0, "builtin": 3.0}},
+             "overhead_tf_us": 2.0, "overhead_add_us": 1.0, "overhead_ops_add_us": 3.0},
+            {"triad_gbs": 80.0, "ops": {"a": row(4.0, 3.5, 45.0), "b": row(6.0, 1.0, 97.0)},
+             "compositions": {"c": {"composed": 1.5, "builtin": 1.0}}}]  # a rows-only run
     got = bench.merge_child(runs)
-    # eager: the fastest of the runs; tf, .out and triad: the run with the fastest tf
-    assert got["ops"]["a"] == {"eager": 4.0, "tf": 2.0, "tf_out": 3.0, "triad": 90.0}
-    assert got["ops"]["b"] == {"eager": 3.0, "tf": 1.0, "tf_out": 2.0, "triad": 97.0}
+    # eager, tf, .out and triad together from the run where eager + tf took least:
+    # neither side's fastest run alone (a: eager 4.0, tf 2.0 in different runs)
+    assert got["ops"]["a"] == {"eager": 5.0, "tf": 2.0, "tf_out": 3.0, "triad": 90.0}
+    assert got["ops"]["b"] == {"eager": 3.0, "tf": 4.0, "tf_out": 5.0, "triad": 45.0}
     assert got["compositions"]["c"] == {"composed": 1.5, "builtin": 1.0}  # a pair stays a pair
+    assert got["overhead_tf_us"] == 2.0  # from the run that measured it
     assert got["triad_gbs"] == 40.0  # the heading's start triad: the first run's
+    # rows of eager alone (eager fresh): each the fastest of the runs
+    alone = bench.merge_child([{"ops": {"a": {"eager": 3.0, "bytes": 8}}}, {"ops": {"a": {"eager": 2.0, "bytes": 8}}}])
+    assert alone["ops"]["a"] == {"eager": 2.0, "bytes": 8}
     ind = bench.merge_inductor([{"ops": {"a": {"inductor": 2.0, "mm": 5.0}}},
                                 {"ops": {"a": {"inductor": 3.0, "mm": 4.0}}}])
     assert ind["ops"]["a"] == {"inductor": 2.0, "mm": 4.0}
