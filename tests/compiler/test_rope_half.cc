@@ -461,6 +461,43 @@ TEST_F(RopeHalf, HalfConversionsAreBitExact) {
   }
 }
 
+// A row stage's reduction pass reads its f16 rows from chunk buffers F16C
+// widened (tf_widen_n before the pass's loop), as the store pass does: no
+// f16 load is left in its reductions. The results are the evaluator's for rows around
+// the chunk and lane widths, a strided row (the widening's scalar path),
+// and rows holding an infinity or a NaN past their first chunk (a max
+// counts NaNs it reads from the buffer).
+TEST_F(RopeHalf, HalfRowReductionsReadWidenedChunks) {
+  for (const char* name : {"rms16", "lnf16", "smax16"}) {
+    const std::string t = compiler::generate(fn(name)).tir;
+    EXPECT_EQ(count(t, "f32(x0["), 0) << name << "\n" << t;
+    // in the first pass (the first chunk loop's bound is c1), unit-stride and strided
+    EXPECT_GT(count(t, "@tf_widen_n(xw0, &x0[c0], 1, (c1 - c0))"), 0) << name << "\n" << t;
+    EXPECT_GT(count(t, "@tf_widen_n(xw0, &x0[(c0 * is0)], is0, (c1 - c0))"), 0) << name << "\n" << t;
+  }
+  const std::string r = compiler::generate(fn("rms16")).tir;  // both rows of x + r, in the sum of squares
+  EXPECT_GT(count(r, "let e0: f32 = tf_rf16((xw0[(j - c0)] + xw1[(j - c0)]))"), 0) << r;
+  std::mt19937 rng(43);
+  auto set = [](NDArray& a, int64_t i, uint16_t bits) { static_cast<runtime::Half*>(a.data())[i].bits = bits; };
+  const ir::Function& f = fn("smax16");
+  auto k = compiler::compile(f);
+  for (int64_t e : {1, 31, 32, 33, 255, 256, 257, 700, 4103}) {
+    NDArray x = random_array(DType::kF16, {4, e}, rng);
+    if (e > 300) {
+      set(x, 0 * e + 299, 0x7C00);  // +inf in row 0's second chunk
+      set(x, 1 * e + 300, 0x7E00);  // NaN in row 1's
+      set(x, 2 * e + e - 1, 0xFC00);  // -inf at row 2's end
+    }
+    expect_agree(*k, *module_, f, {x}, "smax16 e=" + std::to_string(e));
+  }
+  NDArray wide = random_array(DType::kF16, {5, 1400}, rng);
+  expect_agree(*k, *module_, f, {NDArray::view(wide, {5, 700}, {1400, 2})}, "strided smax16");
+  for (int64_t e : {17, 257, 1000}) {
+    check("rms16", {{3, e}, {3, e}, {e}});
+    check("lnf16", {{3, e}, {e}, {e}});
+  }
+}
+
 TEST_F(RopeHalf, HalfReductions) {
   check("red16", {{6, 17}});
   check("red16", {{6, 700}});
