@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <random>
@@ -20,6 +21,7 @@
 #include "cuda_device.h"
 #include "cuda_emulator.h"
 #include "core/eval/evaluator.h"
+#include "core/ir/error.h"
 #include "core/ir/module.h"
 #include "core/runtime/float8.h"
 #include "core/runtime/half.h"
@@ -204,6 +206,17 @@ inline void expect_device_agrees(const ir::Function& fn, const std::vector<NDArr
     Tolerance tol = tolerance(want[i].dtype());
     if (gemm && want[i].dtype() == DType::kF32) tol = {1e-4, 1e-3};
     EXPECT_EQ(compare(got[i], want[i], tol), "") << what << " on CUDA device 0, output #" << i;
+  }
+}
+
+// Runs `run`, which must throw a run-time error whose message holds `words`.
+inline void expect_runtime_error(const std::function<void()>& run, const std::string& words) {
+  try {
+    run();
+    ADD_FAILURE() << "no error";
+  } catch (const ir::Error& e) {
+    EXPECT_EQ(e.kind(), ir::ErrorKind::kRuntime) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
   }
 }
 

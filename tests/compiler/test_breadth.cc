@@ -231,16 +231,6 @@ TEST_F(Breadth, IntegerFloorDivision) {
   EXPECT_TRUE(k->may_fail());
 }
 
-void expect_runtime_error(const std::function<void()>& run, const std::string& words) {
-  try {
-    run();
-    ADD_FAILURE() << "no error";
-  } catch (const ir::Error& e) {
-    EXPECT_EQ(e.kind(), ir::ErrorKind::kRuntime) << e.what();
-    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-  }
-}
-
 TEST_F(Breadth, ZeroDivisorIsAnErrorNotACrash) {
   const ir::Function& f = fn("idiv");
   auto k = compiler::compile(f);

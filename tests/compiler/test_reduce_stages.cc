@@ -1,0 +1,160 @@
+// Reduce as a stage of its own (core/compiler/lower_reduce.cc), compiled
+// against the evaluator in both schedules: rows (the last axis reduced, or
+// the kept last axis not at unit stride) and columns (the last axis kept at
+// unit stride: each task folds a tile of outputs over every reduced index).
+// Every kind, the float, half and integer types, tiles around the chunk and
+// the vector width, NaN and infinities, empty axes, strided operands, and
+// the forms that make each vectorize.
+#include <cmath>
+#include <limits>
+
+#include "compiler_helpers.h"
+#include "core/compiler/codegen.h"
+#include "core/frontend/parser.h"
+
+namespace tf::comptest {
+namespace {
+
+const char* kSource = R"(from tilefoundry.dsl import *
+
+N = DimVar("N", 0, 1 << 20)
+D = DimVar("D", 0, 1 << 16)
+B = DimVar("B", 1, 64)
+
+@func
+def col_sum(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
+    return sum(x, axes=0, keepdim=False)
+
+@func
+def col_mean64(x: Tensor[(N, D), f64]) -> Tensor[(1, D), f64]:
+    return mean(x, axes=0)
+
+@func
+def col_max(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D,), f32]]:
+    return amax(x, axes=0, keepdim=False), abs_max(x, axes=0, keepdim=False)
+
+@func
+def col_int(x: Tensor[(N, D), i32], y: Tensor[(N, D), i64]) -> tuple[Tensor[(D,), i32], Tensor[(D,), i64]]:
+    return sum(x, axes=0, keepdim=False), abs_max(y, axes=0, keepdim=False)
+
+@func
+def mid_sum16(x: Tensor[(B, N, D), f16]) -> Tensor[(B, D), f16]:
+    return sum(x, axes=1, keepdim=False)
+
+@func
+def mid_maxb16(x: Tensor[(B, N, D), bf16]) -> Tensor[(D,), bf16]:
+    return amax(x, axes=(0, 1), keepdim=False)
+
+@func
+def row_max(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N,), f32], Tensor[(N,), f32], Tensor[(N,), f32]]:
+    return amax(x, axes=-1, keepdim=False), abs_max(x, axes=-1, keepdim=False), sum(x, axes=-1, keepdim=False)
+)";
+
+class ReduceStages : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { module_ = frontend::parse_module(kSource, "reduce_stages.tf"); }
+  static const ir::Function& fn(const std::string& name) { return *module_->lookup(name); }
+  void check(const std::string& name, const std::vector<NDArray>& in, const std::string& what) {
+    expect_agree(*compiler::compile(fn(name)), *module_, fn(name), in, name + " " + what);
+  }
+  static ir::ModulePtr module_;
+  std::mt19937 rng_{71};
+};
+ir::ModulePtr ReduceStages::module_;
+
+void set_f32(NDArray& a, int64_t i, float v) { static_cast<float*>(a.data())[i] = v; }
+
+TEST_F(ReduceStages, ColumnsAgreeWithTheEvaluator) {
+  for (int64_t d : {1, 15, 16, 17, 255, 256, 257, 700}) {
+    for (int64_t n : {1, 5, 33}) {
+      const std::string what = "[" + std::to_string(n) + ", " + std::to_string(d) + "]";
+      check("col_sum", {random_array(DType::kF32, {n, d}, rng_)}, what);
+      check("col_mean64", {random_array(DType::kF64, {n, d}, rng_)}, what);
+      check("col_max", {random_array(DType::kF32, {n, d}, rng_)}, what);
+      check("col_int", {random_array(DType::kI32, {n, d}, rng_, 1000.0), random_array(DType::kI64, {n, d}, rng_, 1000.0)},
+            what);
+    }
+  }
+  // Reduced axes on both sides of a kept one, and around the last kept axis.
+  check("mid_sum16", {random_array(DType::kF16, {3, 7, 300}, rng_)}, "[3, 7, 300]");
+  check("mid_maxb16", {random_array(DType::kBF16, {4, 9, 513}, rng_)}, "[4, 9, 513]");
+  // Large enough for the tasks to run in parallel.
+  check("col_sum", {random_array(DType::kF32, {300, 1000}, rng_)}, "[300, 1000]");
+}
+
+// A NaN anywhere in a column makes its max NaN, in the first tile and past
+// it; infinities are values.
+TEST_F(ReduceStages, ColumnMaximaPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  NDArray x = random_array(DType::kF32, {6, 700}, rng_);
+  set_f32(x, 2 * 700 + 3, nan);
+  set_f32(x, 5 * 700 + 300, nan);
+  set_f32(x, 0 * 700 + 301, -inf);
+  set_f32(x, 4 * 700 + 302, inf);
+  auto got = run_native(*compiler::compile(fn("col_max")), fn("col_max"), {x});
+  for (const NDArray& g : got) {
+    const float* y = static_cast<const float*>(g.data());
+    EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[300]));
+    EXPECT_FALSE(std::isnan(y[4]) || std::isnan(y[299]) || std::isnan(y[301]));
+    EXPECT_EQ(y[302], inf);
+  }
+  check("col_max", {x}, "NaN and infinities");
+}
+
+// The same in the rows schedule, with rows long enough for its lane
+// partials (blocks of 32) and a remainder.
+TEST_F(ReduceStages, RowMaximaPropagateNaN) {
+  NDArray x = random_array(DType::kF32, {4, 1000}, rng_);
+  set_f32(x, 1 * 1000 + 500, std::numeric_limits<float>::quiet_NaN());
+  set_f32(x, 2 * 1000 + 999, std::numeric_limits<float>::quiet_NaN());  // in the remainder
+  auto got = run_native(*compiler::compile(fn("row_max")), fn("row_max"), {x});
+  for (const NDArray& g : got) {
+    const float* y = static_cast<const float*>(g.data());
+    EXPECT_FALSE(std::isnan(y[0]) || std::isnan(y[3]));
+    EXPECT_TRUE(std::isnan(y[1]) && std::isnan(y[2]));
+  }
+  check("row_max", {x}, "NaN");
+  for (int64_t d : {1, 31, 32, 33, 4103}) check("row_max", {random_array(DType::kF32, {3, d}, rng_)}, std::to_string(d));
+}
+
+// A last axis not at unit stride takes the rows schedule; a transposed
+// operand's reduced axis is then the contiguous one.
+TEST_F(ReduceStages, StridedOperands) {
+  NDArray big = random_array(DType::kF32, {40, 600}, rng_);
+  check("col_sum", {NDArray::view(big, {20, 300}, {1200, 2})}, "step-2 columns");
+  check("col_sum", {NDArray::view(big, {600, 40}, {1, 600})}, "transposed");
+  check("col_max", {NDArray::view(big, {600, 40}, {1, 600})}, "transposed");
+  check("row_max", {NDArray::view(big, {40, 300}, {600, 2})}, "step-2 rows");
+}
+
+TEST_F(ReduceStages, EmptyAxes) {
+  check("col_sum", {NDArray::empty(DType::kF32, {0, 5})}, "no rows");  // zeros
+  check("col_sum", {NDArray::empty(DType::kF32, {4, 0})}, "no columns");
+  check("col_max", {NDArray::empty(DType::kF32, {0, 5})}, "no rows");  // -inf and 0
+  auto k = compiler::compile(fn("col_mean64"));
+  expect_runtime_error([&] { run_native(*k, fn("col_mean64"), {NDArray::empty(DType::kF64, {0, 5})}); },
+                       "mean over an empty axis");
+  check("col_mean64", {NDArray::empty(DType::kF64, {3, 0})}, "no columns");  // nothing to divide: no error
+}
+
+// The forms: columns fold a tile of accumulators with contiguous loads
+// under a unit-stride test; rows have a unit-stride loop of their own; a
+// float max is a vectorized max beside a NaN count, not tf_max.
+TEST_F(ReduceStages, EachScheduleVectorizes) {
+  const std::string c = compiler::generate(fn("col_max")).tir;
+  EXPECT_GT(count(c, "if ((st0[1] == 1))"), 0) << c;
+  EXPECT_GT(count(c, "ms[t] = max(ms[t], x[t])"), 0) << c;
+  EXPECT_GT(count(c, "nans[t] = (nans[t] + i32((x[t] != x[t])))"), 0) << c;
+  EXPECT_EQ(count(c, "tf_max("), 0) << c;
+  const std::string s = compiler::generate(fn("col_sum")).tir;
+  EXPECT_GT(count(s, "accs[t] = (accs[t] + f64(x[t]))"), 0) << s;
+  const std::string r = compiler::generate(fn("row_max")).tir;
+  EXPECT_GT(count(r, "if ((is == 1))"), 0) << r;
+  EXPECT_GT(count(r, "reduce(max: m"), 0) << r;
+  EXPECT_GT(count(r, "x[j]"), 0) << r;
+  EXPECT_GT(count(r, "x[(j * is)]"), 0) << r;
+  EXPECT_EQ(count(r, "tf_max("), 0) << r;
+}
+
+}  // namespace
+}  // namespace tf::comptest
