@@ -8,9 +8,10 @@
 // exp, f16 / bf16 conversions) written with AVX-512 intrinsics where the
 // target has them. Scalar semantics belong in the shared header, never here,
 // so that the backends cannot drift apart. It is plain C++17 with no project
-// includes and links nothing (no vector math library either: SLEEF's exp and
-// tanh measured slower than these inlined polynomials), so a library compiled
-// from it needs nothing from the source tree.
+// includes, so a library compiled from it needs nothing from the source tree.
+// Its exp and the forms built on it are inlined polynomials (SLEEF's exp and
+// tanh measured slower); the other transcendental functions come from glibc's
+// vector math library, libmvec, which it links (declared below).
 #include "core/compiler/prelude.h"
 
 #include <string>
@@ -27,6 +28,38 @@ const char* const kBackendPrelude = R"TFPRELUDE(
 #endif
 #if defined(__AVX__)
 #include <immintrin.h>
+#endif
+
+// glibc's vector math (libmvec): declared as SIMD functions, so that GCC's
+// vectorizer calls their 16-lane (AVX-512) or 8-lane forms in a vectorized
+// loop, not libm's scalar function once per element (tanh over 2^20 floats
+// in L1: 12.1 against 0.21 ns per element; sin 7.5 / 0.21, erf 9.0 / 0.37,
+// log 1.5 / 0.21). Within 4 ulp of the exact result (measured: log 3.8,
+// erf 4.0, the others below 2), where the evaluator's scalar libm is within
+// 2 (tanhf 2.1). Special values are handled as libm's. The same
+// declarations are what glibc's <math.h> makes under -ffast-math.
+#if defined(__x86_64__) && defined(__GLIBC__)
+#define TF_SIMD __attribute__((simd("notinbranch")))
+extern "C" {
+TF_SIMD float sinf(float) noexcept;
+TF_SIMD float cosf(float) noexcept;
+TF_SIMD float tanhf(float) noexcept;
+TF_SIMD float logf(float) noexcept;
+TF_SIMD float log2f(float) noexcept;
+TF_SIMD float exp2f(float) noexcept;
+TF_SIMD float erff(float) noexcept;
+TF_SIMD float powf(float, float) noexcept;
+TF_SIMD double sin(double) noexcept;
+TF_SIMD double cos(double) noexcept;
+TF_SIMD double tanh(double) noexcept;
+TF_SIMD double log(double) noexcept;
+TF_SIMD double log2(double) noexcept;
+TF_SIMD double exp2(double) noexcept;
+TF_SIMD double erf(double) noexcept;
+TF_SIMD double exp(double) noexcept;
+TF_SIMD double pow(double, double) noexcept;
+}
+#undef TF_SIMD
 #endif
 
 namespace {

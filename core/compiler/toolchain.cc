@@ -89,10 +89,15 @@ std::string quote(const std::string& s) {
 // its exp pass then takes twice the instructions. Where the CPU has no
 // AVX-512 the flag changes nothing.
 Toolchain toolchain() {
+#if defined(__x86_64__) && defined(__GLIBC__)
+  const char* libs = "-lmvec";
+#else
+  const char* libs = "";
+#endif
   return Toolchain{env_or("TF_CC", "c++"),
                    "-std=c++17 -O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno "
                    "-ffp-contract=off -fPIC -w",
-                   "x86_64-native"};
+                   "x86_64-native", libs};
 }
 
 std::string cache_dir() {
@@ -118,7 +123,7 @@ std::string fnv_hex(std::initializer_list<const std::string*> parts) {
 
 std::string cache_key(const std::string& source) {
   const Toolchain t = toolchain();
-  return fnv_hex({&source, &t.cc, &t.flags, &t.target});
+  return fnv_hex({&source, &t.cc, &t.flags, &t.target, &t.libs});
 }
 
 std::string source_hash(const std::string& source) { return fnv_hex({&source}); }
@@ -127,13 +132,14 @@ namespace {
 
 constexpr int kNotMoved = -2;  // run_compiler's code when the output could not be renamed
 
-// Runs `cc flags -o out in` (out written under a temporary name, then
+// Runs `cc flags -o out in libs` (out written under a temporary name, then
 // renamed); "" on success, else the start of the diagnostics. Exit code in
 // *code (kNotMoved: compiled, but not renamed into place).
 std::string run_compiler(const std::string& cc, const std::string& flags, const std::string& in,
-                         const std::string& out, int* code) {
+                         const std::string& out, int* code, const std::string& libs = "") {
   const std::string suffix = unique_suffix(), obj = out + suffix, log = out + suffix + ".log";
-  const std::string cmd = cc + " " + flags + " -o " + quote(obj) + " " + quote(in) + " >" + quote(log) + " 2>&1";
+  const std::string cmd =
+      cc + " " + flags + " -o " + quote(obj) + " " + quote(in) + " " + libs + " >" + quote(log) + " 2>&1";
   const int rc = std::system(cmd.c_str());
   *code = rc == -1 ? -1 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 128);
   std::string diag = *code == 0 ? "" : read_head(log, 2000);
@@ -196,7 +202,7 @@ void compile_shared(const std::string& source, const std::string& out_path, size
   write_atomically(src, text);
   ++g_invocations;
   int code = 0;
-  const std::string diag = run_compiler(t.cc, t.flags + " -shared", src, out_path, &code);
+  const std::string diag = run_compiler(t.cc, t.flags + " -shared", src, out_path, &code, t.libs);
   std::remove(src.c_str());
   if (code == kNotMoved) ir::fail(ir::ErrorKind::kRuntime, diag);
   if (code == 127)

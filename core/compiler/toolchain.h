@@ -17,6 +17,10 @@ struct Toolchain {
   // flags it was built with.
   std::string flags;
   std::string target; // what the code is tuned for (-march=native: this host)
+  // Linked into kernels after their source: glibc's vector math (libmvec)
+  // on x86-64 glibc, whose 16-lane sin / log / tanh / erf ... the prelude
+  // declares for GCC's vectorizer; "" elsewhere.
+  std::string libs;
 };
 
 // Read from the environment on every call (TF_CC may change between compiles).
