@@ -33,10 +33,12 @@ inline ir::ExprPtr cast(ir::ExprPtr x, ir::DType d) {
   return tensor_type(*x).dtype() == d ? x : make<ops::Cast>({std::move(x)}, d);
 }
 inline ir::ExprPtr constant(double v, ir::DType d) { return ir::Constant::make_float(v, d); }
-// A Reduce over the last axis, keepdim: a value per row, read back along it.
-inline ir::ExprPtr row_reduce(ops::ReduceKind k, ir::ExprPtr x) {
-  return make<ops::Reduce>({std::move(x)}, std::vector<int64_t>{-1}, true, k);
+// A Reduce over one axis, keepdim.
+inline ir::ExprPtr reduce_over(ops::ReduceKind k, ir::ExprPtr x, int64_t axis) {
+  return make<ops::Reduce>({std::move(x)}, std::vector<int64_t>{axis}, true, k);
 }
+// A Reduce over the last axis, keepdim: a value per row, read back along it.
+inline ir::ExprPtr row_reduce(ops::ReduceKind k, ir::ExprPtr x) { return reduce_over(k, std::move(x), -1); }
 // x's first element along its last axis, keepdim (a window of extent one).
 inline ir::ExprPtr row_first(const ir::ExprPtr& x) {
   const ir::Shape& shape = tensor_type(*x).shape();

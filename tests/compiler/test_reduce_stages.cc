@@ -46,6 +46,18 @@ def mid_maxb16(x: Tensor[(B, N, D), bf16]) -> Tensor[(D,), bf16]:
     return amax(x, axes=(0, 1), keepdim=False)
 
 @func
+def sm0(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return softmax(x, axis=0)
+
+@func
+def sm_mid(x: Tensor[(B, N, D), bf16]) -> Tensor[(B, N, D), bf16]:
+    return softmax(x, axis=1)
+
+@func
+def sm_neg2(x: Tensor[(B, N, D), f64]) -> Tensor[(B, N, D), f64]:
+    return softmax(x * 2.0, axis=-2)
+
+@func
 def row_max(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N,), f32], Tensor[(N,), f32], Tensor[(N,), f32]]:
     return amax(x, axes=-1, keepdim=False), abs_max(x, axes=-1, keepdim=False), sum(x, axes=-1, keepdim=False)
 )";
@@ -135,6 +147,26 @@ TEST_F(ReduceStages, EmptyAxes) {
   expect_runtime_error([&] { run_native(*k, fn("col_mean64"), {NDArray::empty(DType::kF64, {0, 5})}); },
                        "mean over an empty axis");
   check("col_mean64", {NDArray::empty(DType::kF64, {3, 0})}, "no columns");  // nothing to divide: no error
+}
+
+// SoftMax over an axis other than the last compiles to Reduce stages over
+// that axis (its max and its sum) around elementwise ones; a NaN in a
+// column makes the column NaN, a column of -inf and finite values keeps
+// its finite part.
+TEST_F(ReduceStages, SoftMaxOverAnotherAxis) {
+  for (const char* name : {"sm0", "sm_mid", "sm_neg2"})
+    EXPECT_EQ(count(compiler::generate(fn(name)).tir, "// stage: reduce"), 2) << name;
+  for (int64_t d : {1, 17, 300}) check("sm0", {random_array(DType::kF32, {33, d}, rng_, 20.0)}, std::to_string(d));
+  NDArray x = random_array(DType::kF32, {6, 500}, rng_, 20.0);
+  set_f32(x, 3 * 500 + 7, std::numeric_limits<float>::quiet_NaN());
+  for (int64_t r = 0; r < 5; ++r) set_f32(x, r * 500 + 400, -std::numeric_limits<float>::infinity());
+  auto got = run_native(*compiler::compile(fn("sm0")), fn("sm0"), {x});
+  const float* y = static_cast<const float*>(got[0].data());
+  EXPECT_TRUE(std::isnan(y[7]) && std::isnan(y[5 * 500 + 7]));
+  EXPECT_EQ(y[5 * 500 + 400], 1.0f);  // the column's one finite value
+  check("sm0", {x}, "NaN and -inf");
+  check("sm_mid", {random_array(DType::kBF16, {3, 9, 300}, rng_, 8.0)}, "[3, 9, 300]");
+  check("sm_neg2", {random_array(DType::kF64, {2, 40, 257}, rng_, 8.0)}, "[2, 40, 257]");
 }
 
 // The forms: columns fold a tile of accumulators with contiguous loads
