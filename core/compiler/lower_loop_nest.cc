@@ -1063,14 +1063,24 @@ class Stage {
 
   // One parallel loop over tasks; a task is a block of kBlock elements of
   // up to `tr` consecutive rows along the innermost outer axis (enough rows
-  // for kTaskElements elements), walked by a serial loop. The outer axes'
-  // digits are divided out once per task rather than once per row: a
-  // RoPE's rows are 128 elements, and three 64-bit divisions per row were a
-  // tenth of its time.
+  // for kTaskElements elements), walked by a serial loop; on the CPU, where
+  // an operand has a non-unit stride along the row, a tile of kTileRows
+  // rows by kTileCols elements. The outer axes' digits are divided out once
+  // per task rather than once per row: a RoPE's rows are 128 elements, and
+  // three 64-bit divisions per row were a tenth of its time.
   StmtPtr elementwise_skeleton(const std::string& what, const ExprPtr& value) {
     const SlotVars& out = env_.slot(s_);
     const Frame f = frame();
     const size_t r = rank();
+    const bool tiles = r >= 2 && env_.target == Target::kCpu;
+    // Tiles where an operand moves by a line or more per element along the
+    // row, in a stage too large for the cache.
+    ExprPtr far = boolean(false);
+    for (size_t li = 0; tiles && li < leaves_.size(); ++li)
+      if (!leaves_[li].inner_zero) far = lor(far, ge(f.bs[li][r - 1], i64(kTileMinStride)));
+    far = land(far, ge(mul(f.outer, inner_), i64(kTileMinElements)));
+    VarPtr tiled = Var::make("tiled", Type::scalar(DType::kBool));
+    VarPtr blk = Var::make("blk", kIndex);
     VarPtr nb = Var::make("nb", kIndex), t = Var::make("t", kIndex), row = Var::make("row", kIndex);
     VarPtr j0 = Var::make("j0", kIndex), j1 = Var::make("j1", kIndex), y = Var::make("y", out.data->type());
     StmtPtr body = pieces_.empty() ? store_loop(y, j0, j1, value, f.nt, false, f.pf) : piece_loops(y, j0, j1, f);
@@ -1079,8 +1089,8 @@ class Stage {
       body = row_body(body, f.fast, row, f.bs, f.base);
       body = LetStmt::make(y, address(out.data, mul(row, inner_)), body, /*no_alias=*/!env_.out_may_alias);
       body = fenced(body, f.nt);
-      body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
-                                                          LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
+      body = LetStmt::make(row, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), blk),
+                                                          LetStmt::make(j1, min(inner_, add(j0, blk)), body)));
       par = For::make(t, i64(0), mul(f.outer, nb), ForKind::kParallel, body, {},
                       ge(mul(f.outer, inner_), parallel_min(kElementwiseParallelMin)));
     } else {
@@ -1101,18 +1111,20 @@ class Stage {
       for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
       body = LetStmt::make(lo, mul(mod(u, ntile), tr), body);
       body = LetStmt::make(grp, div(u, ntile), body);
-      body = LetStmt::make(u, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), i64(kBlock)),
-                                                        LetStmt::make(j1, min(inner_, add(j0, i64(kBlock))), body)));
+      body = LetStmt::make(u, div(t, nb), LetStmt::make(j0, mul(mod(t, nb), blk),
+                                                        LetStmt::make(j1, min(inner_, add(j0, blk)), body)));
       par = For::make(t, i64(0), mul(mul(div(f.outer, m), ntile), nb), ForKind::kParallel, body, {},
                       ge(mul(f.outer, inner_), parallel_min(kElementwiseParallelMin)));
       par = LetStmt::make(ntile, div(add(m, sub(tr, i64(1))), tr), par);
-      par = LetStmt::make(tr, max(i64(1), min(m, div(i64(kTaskElements), inner_))), par);
+      const ExprPtr rows = max(i64(1), min(m, div(i64(kTaskElements), inner_)));
+      par = LetStmt::make(tr, tiles ? select(tiled, min(m, i64(kTileRows)), rows) : rows, par);
     }
     // Tasks of at most kBlock along the row, so that one long row and many
     // short rows both spread over the threads; index arithmetic rather
     // than a call, so the CUDA host can size the grid from it (grid_size.h).
-    par = LetStmt::make(nb, select(le(inner_, i64(kBlock)), i64(1), div(add(inner_, i64(kBlock - 1)), i64(kBlock))),
-                        par);
+    par = LetStmt::make(nb, select(le(inner_, blk), i64(1), div(add(inner_, sub(blk, i64(1))), blk)), par);
+    par = LetStmt::make(blk, tiles ? select(tiled, i64(kTileCols), i64(kBlock)) : i64(kBlock), par);
+    if (tiles) par = LetStmt::make(tiled, far, par);
     return wrap(what, par, f);
   }
 

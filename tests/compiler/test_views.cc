@@ -41,6 +41,10 @@ def transpose_times(x: Tensor[(M, N), f32], y: Tensor[(N, M), f32]) -> Tensor[(N
     return transpose(x * 2.0, axes=(1, 0)) * y
 
 @func
+def transpose_bf16(x: Tensor[(B, M, N), bf16]) -> Tensor[(B, N, M), bf16]:
+    return transpose(x, axes=(0, 2, 1))
+
+@func
 def split_heads(x: Tensor[(N, 64), f32], w: Tensor[(4, 16), f32]) -> Tensor[(N, 4, 16), f32]:
     return reshape(x, (N, 4, 16)) * w
 
@@ -154,6 +158,26 @@ TEST_F(Views, SlicesTransposesAndSplitsFuseIntoTheirReader) {
   std::mt19937 rng(9);
   NDArray big = random_array(DType::kF32, {40, 30}, rng);
   agree("transpose_times", {NDArray::view(big, {10, 12}, {60, 2}), random_array(DType::kF32, {12, 10}, rng)});
+}
+
+// A large stage reading an operand a line or more apart per element along
+// the row (a transpose) runs in tiles of rows by a few columns (the
+// `tiled` test of the stage); the tiles' edges (rows past a multiple of
+// kTileRows, columns past kTileCols), the streamed and plain stores and
+// several threads agree with the evaluator, as do small and short-stride
+// stages, which keep whole rows.
+TEST_F(Views, TransposedReadsRunInTiles) {
+  const std::string t = compiler::generate(fn("transpose_times")).tir;
+  EXPECT_GT(count(t, "let tiled: bool = (((bs0_1 >= 16) || (bs1_1 >= 16)) && ((outer * inner) >= 65536))"), 0) << t;
+  EXPECT_GT(count(t, "let blk: i64 = select(tiled, 16, 16384)"), 0) << t;
+  EXPECT_GT(count(t, "let tr: i64 = select(tiled, min(sh2[0], 256), "), 0) << t;
+  std::mt19937 rng(11);
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{300, 700}, {1000, 517}, {40, 2000}, {2048, 1030}})
+    agree("transpose_times", {random_array(DType::kF32, {m, n}, rng), random_array(DType::kF32, {n, m}, rng)});
+  agree("transpose_times", {{17, 33}, {33, 17}});  // small: whole rows
+  NDArray big = random_array(DType::kF32, {600, 1000}, rng);  // every other column: a stride of 2, whole rows
+  agree("transpose_times", {NDArray::view(big, {300, 500}, {2000, 2}), random_array(DType::kF32, {500, 300}, rng)});
+  agree("transpose_bf16", {{3, 700, 129}});
 }
 
 TEST_F(Views, AConcatAlongTheRowSplitsTheLoop) {
