@@ -34,6 +34,10 @@ rotate-half RoPE from slices / neg / concat) beside the built-in op of the
 same math, the two measured in alternation: composed / built-in > 1 means
 the composition is slower.
 
+A third table times ops beyond the row kernels against eager, in
+alternation, on one [2048, 4096] f32 input: a transpose, an amax over rows,
+a sum over axis 0, a softmax over axis 0, tanh, log and gelu's erf form.
+
 A KV-cache table appends one token per sequence in place (@func(inplace=
 "cache") over cache_scatter: only the token's rows are written) against
 torch's in-place index_copy_ of the same rows, for one sequence and for 8
@@ -148,6 +152,34 @@ def c_rope(q: Tensor[(RB, RS, RH, D), f32], k: Tensor[(RB, RS, RH, D), f32], c: 
     qr = concat((-q[:, :, :, D // 2:], q[:, :, :, :D // 2]), axis=-1)
     kr = concat((-k[:, :, :, D // 2:], k[:, :, :, :D // 2]), axis=-1)
     return q * c + qr * s, k * c + kr * s
+
+@func
+def o_transpose(x: Tensor[(N, D), f32]) -> Tensor[(D, N), f32]:
+    return transpose(x, (1, 0))
+
+@func
+def o_amax(x: Tensor[(N, D), f32]) -> Tensor[(N,), f32]:
+    return amax(x, axes=-1, keepdim=False)
+
+@func
+def o_sum0(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
+    return sum(x, axes=0, keepdim=False)
+
+@func
+def o_softmax0(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return softmax(x, axis=0)
+
+@func
+def o_tanh(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return tanh(x)
+
+@func
+def o_log(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return log(abs(x) + 1.0)
+
+@func
+def o_gelu_erf(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
+    return gelu(x, approximate="none")
 """
 
 # Hand-written compositions against the built-in op computing the same math
@@ -162,6 +194,19 @@ COMPOSITIONS = {"rmsnorm f32": ("c_rmsnorm", "b_rmsnorm", "float32", "rmsnorm"),
 # RoPE takes cos / sin already gathered by position ([B, S, D]), as Hugging
 # Face's apply_rotary_pos_emb does; the built-in gathers rows of the tables.
 COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p].contiguous())}
+
+# Ops beyond the row kernels, against eager on one [N, 4096] f32 input:
+# label -> function (other_eager has their eager forms).
+OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over axis 0": "o_sum0",
+             "softmax over axis 0": "o_softmax0", "tanh": "o_tanh", "log": "o_log", "gelu (erf)": "o_gelu_erf"}
+
+
+def other_eager(torch):
+    return {"transpose": lambda x: x.t().contiguous(), "amax over rows": lambda x: x.amax(-1),
+            "sum over axis 0": lambda x: x.sum(0), "softmax over axis 0": lambda x: torch.softmax(x, 0),
+            "tanh": torch.tanh, "log": lambda x: torch.log(x.abs() + 1.0), "gelu (erf)": torch.nn.functional.gelu}
+OTHER_SHAPES = {"32 MiB": (2048, 4096)}
+QUICK_OTHER_SHAPES = {"tiny": (8, 64)}
 
 # Row-op shapes [N, 4096] f32: 8, 32 and 128 MiB per tensor, and a latency shape.
 SHAPES = {"small": (32, 512), "8 MiB": (512, 4096), "32 MiB": (2048, 4096), "128 MiB": (8192, 4096)}
@@ -349,6 +394,7 @@ def child(args):
             res["ops"][f"{op}|{label}|{shape}"] = r
     if args.role == "tf" and not args.only and not args.rows_only:
         res["compositions"] = compositions(torch, m, args.quick)
+        res["other_ops"] = other_ops(torch, m, args.quick)
         res["kv_cache"] = kv_cache(torch, m, args.quick)
     print(json.dumps(res))
 
@@ -384,6 +430,20 @@ def compositions(torch, m, quick):
                  "max_diff": max((g.float() - w.float()).abs().max().item() for g, w in zip(got, want))}
             del got, want
             out[f"{name}|{label}|{shape}"] = r
+    return out
+
+
+def other_ops(torch, m, quick):
+    """Each of OTHER_OPS against its eager form, in alternation."""
+    import tilefoundry as tf
+    out = {}
+    for name, fn in OTHER_OPS.items():
+        k, eager = registered(tf, m, fn), other_eager(torch)[name]
+        for label, shape in (QUICK_OTHER_SHAPES if quick else OTHER_SHAPES).items():
+            x = make_inputs(torch, "gelu-tanh", shape)[0]
+            tf_s, eager_s = paired_s(lambda: k(x), lambda: eager(x), 3 if quick else 10)
+            out[f"{name}|{label}|{shape}"] = {"tf": tf_s, "eager": eager_s, "backend": m.compile(fn).backend,
+                                              "max_diff": (k(x) - eager(x)).abs().max().item()}
     return out
 
 
@@ -522,7 +582,8 @@ def merge_child(rounds):
         best = min(with_overhead, key=lambda r: r["overhead_tf_us"] + r["overhead_add_us"])
         for field in ("overhead_tf_us", "overhead_add_us", "overhead_ops_add_us"):
             out[field] = best[field]
-    for table, pair in (("compositions", ("composed", "builtin")), ("kv_cache", ("tf", "index_copy"))):
+    for table, pair in (("compositions", ("composed", "builtin")), ("kv_cache", ("tf", "index_copy")),
+                        ("other_ops", ("tf", "eager"))):
         having = [r[table] for r in rounds if table in r]
         if having:
             out[table] = {key: min((t[key] for t in having), key=lambda row: row[pair[0]] + row[pair[1]])
@@ -653,6 +714,13 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), t
             w(f"| {name} | {label} {shape} | {fmt_ms(r['builtin'])} | {fmt_ms(r['composed'])} | "
               f"{r['composed'] / r['builtin']:.2f} | {gbs:.1f} | {100 * gbs / r.get('triad', triad):.0f}% | "
               f"{r['max_diff']:.1e} |")
+        w("\nOther ops against eager (warm allocator), in alternation; f32.\n")
+        w("| other op | shape | eager ms | tf ms | x eager | max diff | backend |")
+        w("|---|---|---:|---:|---:|---:|---|")
+        for key, r in d.get("other_ops", {}).items():
+            name, label, shape = key.split("|")
+            w(f"| {name} | {label} {shape} | {fmt_ms(r['eager'])} | {fmt_ms(r['tf'])} | "
+              f"{r['eager'] / r['tf']:.2f} | {r['max_diff']:.1e} | {r['backend']} |")
         w("\nKV-cache append: bf16, one token per sequence, written in place.\n")
         w("| kv cache | shape | index_copy_ ms | tf ms | tf / index_copy_ | exact |")
         w("|---|---|---:|---:|---:|---|")

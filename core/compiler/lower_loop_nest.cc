@@ -1063,11 +1063,12 @@ class Stage {
 
   // One parallel loop over tasks; a task is a block of kBlock elements of
   // up to `tr` consecutive rows along the innermost outer axis (enough rows
-  // for kTaskElements elements), walked by a serial loop; on the CPU, where
-  // an operand has a non-unit stride along the row, a tile of kTileRows
-  // rows by kTileCols elements. The outer axes' digits are divided out once
-  // per task rather than once per row: a RoPE's rows are 128 elements, and
-  // three 64-bit divisions per row were a tenth of its time.
+  // for kTaskElements elements), walked by a serial loop; on the CPU, in a
+  // large stage reading an operand far apart along the row (a transpose:
+  // kTileMinStride), a tile of kTileRows rows by kTileCols elements. The
+  // outer axes' digits are divided out once per task rather than once per
+  // row: a RoPE's rows are 128 elements, and three 64-bit divisions per row
+  // were a tenth of its time.
   StmtPtr elementwise_skeleton(const std::string& what, const ExprPtr& value) {
     const SlotVars& out = env_.slot(s_);
     const Frame f = frame();
@@ -1119,8 +1120,9 @@ class Stage {
       const ExprPtr rows = max(i64(1), min(m, div(i64(kTaskElements), inner_)));
       par = LetStmt::make(tr, tiles ? select(tiled, min(m, i64(kTileRows)), rows) : rows, par);
     }
-    // Tasks of at most kBlock along the row, so that one long row and many
-    // short rows both spread over the threads; index arithmetic rather
+    // Tasks of at most kBlock (or a tile's kTileCols) along the row, so
+    // that one long row and many short rows both spread over the threads;
+    // index arithmetic rather
     // than a call, so the CUDA host can size the grid from it (grid_size.h).
     par = LetStmt::make(nb, select(le(inner_, blk), i64(1), div(add(inner_, sub(blk, i64(1))), blk)), par);
     par = LetStmt::make(blk, tiles ? select(tiled, i64(kTileCols), i64(kBlock)) : i64(kBlock), par);

@@ -17,7 +17,10 @@
 //   contiguous run. One task per output element there walked the operand a
 //   strided element at a time: an f32 amax over axis 0 of [2048, 4096] took
 //   20x eager's time.
+#include <functional>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "core/compiler/codegen.h"
 #include "core/compiler/emit_util.h"

@@ -28,7 +28,7 @@ def test_bench_prints_a_markdown_table():
         if not line.startswith("| "):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cells[0] in ("op", "matmul", "composition", "kv cache") and cells[1] == "shape":
+        if cells[0] in ("op", "matmul", "composition", "kv cache", "other op") and cells[1] == "shape":
             current = tables.setdefault(cells[0], (cells, []))
         else:
             current[1].append(cells)
@@ -54,6 +54,14 @@ def test_bench_prints_a_markdown_table():
         assert float(r[comp_header.index("composed / built-in")]) > 0, r
         bound = 0.1 if "bf16" in r[0] else 1e-4  # the built-in and the composition round differently
         assert float(r[comp_header.index("max diff")]) < bound, r
+    # ops beyond the row kernels, each native and agreeing with eager
+    other_header, other_rows = tables["other op"]
+    assert {r[0] for r in other_rows} == {"transpose", "amax over rows", "sum over axis 0", "softmax over axis 0",
+                                          "tanh", "log", "gelu (erf)"}
+    for r in other_rows:
+        assert float(r[other_header.index("x eager")]) > 0, r
+        assert float(r[other_header.index("max diff")]) < 1e-4, r
+        assert r[other_header.index("backend")] == "native", r
     # one token appended in place, as index_copy_ does, with the same result
     kv_header, kv_rows = tables["kv cache"]
     assert len(kv_rows) == 1 and kv_rows[0][kv_header.index("exact")] == "True", kv_rows
