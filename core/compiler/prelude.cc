@@ -40,25 +40,15 @@ const char* const kBackendPrelude = R"TFPRELUDE(
 // declarations are what glibc's <math.h> makes under -ffast-math.
 #if defined(__x86_64__) && defined(__GLIBC__)
 #define TF_SIMD __attribute__((simd("notinbranch")))
+#define TF_SIMD_BOTH(f) TF_SIMD float f##f(float) noexcept; TF_SIMD double f(double) noexcept;
 extern "C" {
-TF_SIMD float sinf(float) noexcept;
-TF_SIMD float cosf(float) noexcept;
-TF_SIMD float tanhf(float) noexcept;
-TF_SIMD float logf(float) noexcept;
-TF_SIMD float log2f(float) noexcept;
-TF_SIMD float exp2f(float) noexcept;
-TF_SIMD float erff(float) noexcept;
+TF_SIMD_BOTH(sin) TF_SIMD_BOTH(cos) TF_SIMD_BOTH(tanh) TF_SIMD_BOTH(log) TF_SIMD_BOTH(log2) TF_SIMD_BOTH(exp2)
+TF_SIMD_BOTH(erf)
+TF_SIMD double exp(double) noexcept;  // float's is tf_exp, below
 TF_SIMD float powf(float, float) noexcept;
-TF_SIMD double sin(double) noexcept;
-TF_SIMD double cos(double) noexcept;
-TF_SIMD double tanh(double) noexcept;
-TF_SIMD double log(double) noexcept;
-TF_SIMD double log2(double) noexcept;
-TF_SIMD double exp2(double) noexcept;
-TF_SIMD double erf(double) noexcept;
-TF_SIMD double exp(double) noexcept;
 TF_SIMD double pow(double, double) noexcept;
 }
+#undef TF_SIMD_BOTH
 #undef TF_SIMD
 #endif
 
