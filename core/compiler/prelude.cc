@@ -40,7 +40,7 @@ const char* const kBackendPrelude = R"TFPRELUDE(
 // declarations are what glibc's <math.h> makes under -ffast-math.
 #if defined(__x86_64__) && defined(__GLIBC__)
 #define TF_SIMD __attribute__((simd("notinbranch")))
-#define TF_SIMD_BOTH(f) TF_SIMD float f##f(float) noexcept; TF_SIMD double f(double) noexcept;
+#define TF_SIMD_BOTH(name) TF_SIMD float name##f(float) noexcept; TF_SIMD double name(double) noexcept;
 extern "C" {
 TF_SIMD_BOTH(sin) TF_SIMD_BOTH(cos) TF_SIMD_BOTH(tanh) TF_SIMD_BOTH(log) TF_SIMD_BOTH(log2) TF_SIMD_BOTH(exp2)
 TF_SIMD_BOTH(erf)
