@@ -13,6 +13,7 @@
 #include "core/ir/error.h"
 #include "core/runtime/buffer_pool.h"
 #include "core/runtime/threads.h"
+#include "core/runtime/dnnl_primitives.h"
 #include "core/runtime/gemm.h"
 #include "core/runtime/kernel_errors.h"
 #include "core/runtime/scalar_numerics.h"
@@ -27,11 +28,22 @@ struct RuntimeTable {
                 int64_t);
   void (*dgemm)(int, int, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*,
                 int64_t);
+  bool (*matmul_bf16)(int64_t, int64_t, int64_t, const uint16_t*, int64_t, int64_t, const uint16_t*, int64_t,
+                      int64_t, uint16_t*);
+  bool (*conv2d_f32)(const int64_t*, const float*, const float*, const float*, float*);
   int64_t* info;  // where a kernel writes the details of its error code
 };
 
-// The same GEMM as the evaluator's (runtime/gemm.h), so products agree bit for bit.
-const RuntimeTable kRuntime{runtime::sgemm, runtime::dgemm, nullptr};
+// The prelude's flat conv2d_f32 arguments (its tf_conv2d_onednn spells the order).
+bool conv2d_f32(const int64_t* d, const float* x, const float* w, const float* bias, float* y) {
+  const runtime::Conv2DGeometry g{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9],
+                                  {d[10], d[11]}, {d[12], d[13]}, {d[14], d[15]}};
+  return runtime::conv2d_f32(g, x, d + 16, w, d + 20, bias, d[24], y);
+}
+
+// The same GEMM and oneDNN calls as the evaluator's (runtime/gemm.h,
+// runtime/dnnl_primitives.h), so products agree bit for bit.
+const RuntimeTable kRuntime{runtime::sgemm, runtime::dgemm, runtime::matmul_bf16, conv2d_f32, nullptr};
 
 // tf_floordiv (scalar_numerics.h) records division by zero itself: its code
 // must be the one codegen.h gives that error.

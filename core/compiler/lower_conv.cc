@@ -111,6 +111,25 @@ StmtPtr store_result(const SlotVars& y, std::optional<std::reference_wrapper<con
   return For::make(oo, i64(0), g.og, ForKind::kSerial, at.wrap(row));
 }
 
+// oneDNN's convolution (the runtime table's conv2d_f32, the evaluator's
+// first choice too): true when it computed y.
+ExprPtr onednn_conv2d(const EntryVars& e, const SlotVars& x, const SlotVars& wt, const SlotVars& y,
+                      std::optional<std::reference_wrapper<const SlotVars>> bias, const Geometry& g,
+                      const ops::Conv2D& op) {
+  std::vector<ExprPtr> args{e.rt, g.images, extent(x, 1), g.h, g.w, g.outs, g.kh, g.kw, g.ho, g.wo, g.groups};
+  for (const auto* v : {&op.stride, &op.padding, &op.dilation})
+    for (int i = 0; i < 2; ++i) args.push_back(i64(v->at(i)));
+  args.push_back(x.data);
+  for (size_t i = 0; i < 4; ++i) args.push_back(stride(x, i));
+  args.push_back(wt.data);
+  for (size_t i = 0; i < 4; ++i) args.push_back(stride(wt, i));
+  args.push_back(boolean(bias.has_value()));
+  args.push_back(bias ? bias->get().data : x.data);  // not read without a bias
+  args.push_back(bias ? stride(bias->get(), 0) : i64(0));
+  args.push_back(y.data);
+  return Call::make(Type::scalar(DType::kBool), "tf_conv2d_onednn", std::move(args), Call::kExtern);
+}
+
 }  // namespace
 
 LoweredStage lower_conv2d(const EntryVars& e, size_t out, size_t xs, size_t ws, std::optional<size_t> bias,
@@ -136,7 +155,8 @@ LoweredStage lower_conv2d(const EntryVars& e, size_t out, size_t xs, size_t ws, 
   const StmtPtr loops = For::make(n, i64(0), g.images, ForKind::kSerial,
                                   For::make(grp, i64(0), g.groups, ForKind::kSerial, group));
   const ExprPtr size = add(add(add(mul(g.kk, g.hw), mul(g.og, g.kk)), mul(g.og, g.hw)), i64(1));
-  const StmtPtr body = Allocate::make(col, size, MemoryScope::kGlobal, parts.wrap(loops));
+  StmtPtr body = Allocate::make(col, size, MemoryScope::kGlobal, parts.wrap(loops));
+  if (d == DType::kF32) body = IfThenElse::make(lnot(onednn_conv2d(e, x, wt, y, b, g, op)), body);
   const StmtPtr stage = IfThenElse::make(gt(mul(mul(g.images, g.outs), g.hw), i64(0)), body);
   return LoweredStage{Seq::make({stage_comment("conv2d", out), frame.wrap(stage)}), nullptr, false};
 }

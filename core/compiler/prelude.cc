@@ -61,6 +61,13 @@ struct tf_rt {
                 const float* b, int64_t ldb, float* c, int64_t ldc);
   void (*dgemm)(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
                 const double* b, int64_t ldb, double* c, int64_t ldc);
+  // oneDNN's bf16 MatMul and f32 Conv2D (runtime/dnnl_primitives.h): false
+  // when oneDNN has no fast kernel for the arguments. conv2d_f32's dims:
+  // n, c, h, w, o, kh, kw, ho, wo, groups, strides, paddings, dilations (two
+  // each), x's four strides, the weight's four, the bias stride.
+  bool (*matmul_bf16)(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t as0, int64_t as1,
+                      const uint16_t* b, int64_t bs0, int64_t bs1, uint16_t* c);
+  bool (*conv2d_f32)(const int64_t* dims, const float* x, const float* w, const float* bias, float* y);
   int64_t* info;  // details of a run-time error (codegen.h), per call
 };
 
@@ -775,6 +782,9 @@ template <typename T>
 static void tf_gemm_widened(const tf_rt* rt, int64_t m, int64_t n, int64_t k, const T* a, int64_t as0, int64_t as1,
                             const T* b, int64_t bs0, int64_t bs1, T* c) {
   if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, tf_bf16>) {
+    if (rt->matmul_bf16(m, n, k, &a->bits, as0, as1, &b->bits, bs0, bs1, &c->bits)) return;
+  }
   float* am = static_cast<float*>(std::malloc(static_cast<size_t>(m * k + k * n + m * n + 1) * sizeof(float)));
   float* bm = am + m * k;
   float* cm = bm + k * n;
@@ -784,6 +794,18 @@ static void tf_gemm_widened(const tf_rt* rt, int64_t m, int64_t n, int64_t k, co
   else rt->sgemm(0, 0, m, n, k, am, k, bm, n, cm, n);
   for (int64_t i = 0; i < m * n; ++i) c[i] = tf_narrow<T>(cm[i]);
   std::free(am);
+}
+
+// Conv2D through oneDNN (the runtime table's conv2d_f32), with the geometry
+// as scalars: true when it computed y, false when the caller's loops must.
+static bool tf_conv2d_onednn(const tf_rt* rt, int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh,
+                             int64_t kw, int64_t ho, int64_t wo, int64_t groups, int64_t s0, int64_t s1, int64_t p0,
+                             int64_t p1, int64_t d0, int64_t d1, const float* x, int64_t xs0, int64_t xs1,
+                             int64_t xs2, int64_t xs3, const float* wt, int64_t ws0, int64_t ws1, int64_t ws2,
+                             int64_t ws3, bool has_bias, const float* bias, int64_t bs, float* y) {
+  const int64_t dims[] = {n, c, h, w, o, kh, kw, ho, wo, groups, s0, s1, p0, p1, d0, d1,
+                          xs0, xs1, xs2, xs3, ws0, ws1, ws2, ws3, bs};
+  return rt->conv2d_f32(dims, x, wt, has_bias ? bias : nullptr, y);
 }
 
 }  // namespace

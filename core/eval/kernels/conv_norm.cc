@@ -6,6 +6,7 @@
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/nn/nn.h"
+#include "core/runtime/dnnl_primitives.h"
 #include "core/runtime/gemm.h"
 #include "core/runtime/kernel_errors.h"
 
@@ -70,6 +71,14 @@ void conv2d_typed(const KernelArgs& args, const NDArray& out) {
   T* po = mutable_data_of<T>(out);
   const auto& xs = x.strides();
   const auto& ws = w.strides();
+  if constexpr (std::is_same_v<T, float>) {  // oneDNN first, as the compiled Conv2D
+    const runtime::Conv2DGeometry geo{N, Cin, H, W, O, kh, kw, Ho, Wo, G, {op.stride[0], op.stride[1]},
+                                      {op.padding[0], op.padding[1]}, {op.dilation[0], op.dilation[1]}};
+    const int64_t x4[4] = {xs[0], xs[1], xs[2], xs[3]}, w4[4] = {ws[0], ws[1], ws[2], ws[3]};
+    if (runtime::conv2d_f32(geo, px, x4, pw, w4, bias ? data_of<float>(*bias) : nullptr,
+                            bias ? bias->strides()[0] : 0, po))
+      return;
+  }
   std::vector<C> col(static_cast<size_t>(kk * hw)), wm(static_cast<size_t>(og * kk)), res(static_cast<size_t>(og * hw));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t g = 0; g < G; ++g) {

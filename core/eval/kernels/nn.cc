@@ -8,6 +8,7 @@
 #include "core/eval/kernel.h"
 #include "core/eval/kernels/dispatch.h"
 #include "core/ops/nn/nn.h"
+#include "core/runtime/dnnl_primitives.h"
 #include "core/runtime/gemm.h"
 
 namespace tf::eval {
@@ -33,8 +34,10 @@ void gemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, dou
 }
 
 // Batched a[..., M, K] @ b[..., K, N] with broadcast batch dims. f32 / f64 go
-// through runtime::sgemm / dgemm; f16 / bf16 are widened to float, multiplied
-// with sgemm and rounded once (torch computes them with float accumulation).
+// through runtime::sgemm / dgemm; bf16 through oneDNN's bf16 MatMul where it
+// takes the operands (runtime/dnnl_primitives.h); otherwise f16 / bf16 are
+// widened to float, multiplied with sgemm and rounded once (torch computes
+// them with float accumulation).
 template <typename T>
 void matmul_typed(const NDArray& a, const NDArray& b, const NDArray& out) {
   using C = compute_t<T>;
@@ -57,6 +60,11 @@ void matmul_typed(const NDArray& a, const NDArray& b, const NDArray& out) {
   const int64_t batches = runtime::shape_numel(batch);
   if (m == 0 || n == 0) return;
   for (int64_t i = 0; i < batches; ++i, cur.next()) {
+    if constexpr (std::is_same_v<T, BFloat16>) {  // oneDNN first, as the compiled MatMul
+      if (runtime::matmul_bf16(m, n, k, &pa[cur.offset(0)].bits, as0, as1, &pb[cur.offset(1)].bits, bs0, bs1,
+                               &po[i * m * n].bits))
+        continue;
+    }
     gather_matrix(pa + cur.offset(0), m, k, as0, as1, am.data());
     gather_matrix(pb + cur.offset(1), k, n, bs0, bs1, bm.data());
     if (k == 0) std::fill(cm.begin(), cm.end(), C(0));
