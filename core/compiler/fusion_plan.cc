@@ -168,6 +168,9 @@ void FusionPlan::count_uses(const ExprPtr& e) {
     const StageNeeds needs = l->needs(c, ops);
     for (size_t i = 0; i < ops.size(); ++i)
       if (needs.in_memory.at(i)) force_.insert(ops[i].get());
+    // A Transpose read in place: its operand is what lives in memory.
+    for (size_t i = 0; i < needs.transposed_in_place.size(); ++i)
+      if (needs.transposed_in_place[i]) force_.insert(static_cast<const ir::Call&>(*ops[i]).args().at(0).get());
     may_fail_ = may_fail_ || needs.may_fail;
     // A reduction is fused into its readers or a stage of its own:
     // decide_fusion forces its operand to memory when it is not fused.

@@ -155,10 +155,31 @@ class SegmentLowering {
   // A stage lowered by the part its op registered (stage_lowering.h) into
   // `results`.
   void lower_own_stage(const StageLowering& l, const ir::Call& c, std::vector<size_t> results) {
-    StageCall call{c, flat_operands(c), {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
-    for (const ExprPtr& a : call.operands)
-      if (a->kind() != ir::ExprKind::kConstant) call.slots.push_back(slot_of_.at(a.get()));
-    if (target_ == Target::kCuda && l.as_gemm) return lower_as_gemm(l, call);
+    StageCall call{c, flat_operands(c), {}, {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
+    const bool library_gemm = target_ == Target::kCuda && l.as_gemm;
+    for (const ExprPtr& a : call.operands) {
+      if (a->kind() == ir::ExprKind::kConstant) continue;
+      auto it = slot_of_.find(a.get());
+      if (it != slot_of_.end()) {
+        call.slots.push_back(it->second);
+        call.axes.emplace_back();
+        continue;
+      }
+      // A Transpose the stage reads in place (StageNeeds::transposed_in_place),
+      // not stored. A library GEMM's stages read their operands as stored,
+      // so there the Transpose is copied after all.
+      const auto& t = static_cast<const ir::Call&>(*a);
+      if (library_gemm) {
+        const size_t s = slot_for(a);
+        lower_fused(s, a, std::string(t.op()->name()), /*root_inline=*/true, nullptr);
+        call.slots.push_back(s);
+        call.axes.emplace_back();
+        continue;
+      }
+      call.slots.push_back(slot_of_.at(t.args().at(0).get()));
+      call.axes.push_back(static_cast<const ops::Transpose&>(*t.op()).axes);
+    }
+    if (library_gemm) return lower_as_gemm(l, call);
     add_stage(l.lower(entry_vars(), call));
   }
 

@@ -38,7 +38,10 @@ LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t x, const ops::R
 
 // ---- lower_matmul.cc
 // One GEMM per batch (broadcast batch axes read stride 0).
-LoweredStage lower_matmul(const EntryVars& e, size_t out, size_t a, size_t b);
+// a_axes / b_axes: a Transpose's axes when the operand is read in place
+// through one (StageCall::axes), else empty.
+LoweredStage lower_matmul(const EntryVars& e, size_t out, size_t a, const std::vector<int64_t>& a_axes, size_t b,
+                          const std::vector<int64_t>& b_axes);
 
 // ---- lower_layout.cc
 LoweredStage lower_reshape(const EntryVars& e, size_t out, size_t x);

@@ -52,14 +52,26 @@ StageNeeds reduce_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& opera
   if (x == ir::DType::kBool && r.kind != ops::ReduceKind::kMax) unsupported("Reduce of bool");
   if (r.kind == ops::ReduceKind::kMean && !ir::is_float(x)) unsupported("integer mean");
   if (operands[0]->kind() == ir::ExprKind::kConstant) unsupported("Reduce of a constant");
-  return StageNeeds{{false}, false};
+  StageNeeds n;
+  n.in_memory = {false};
+  return n;
 }
-// Whole matrices, from memory, through the shared GEMM.
+// Whole matrices, from memory, through the shared GEMM. A transposed
+// operand (a linear layer's `x @ w.T`) is read in place: the GEMM takes a
+// column-major matrix as it is, and batch axes at any strides.
 StageNeeds matmul_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
   no_fp8(c, operands);
   if (!ir::is_float(tensor_type(c).dtype())) unsupported("a non-float MatMul");
   if (tensor_type(*operands[0]).rank() < 2 || tensor_type(*operands[1]).rank() < 2) unsupported("MatMul of a vector");
-  return all_in_memory(c, operands);
+  StageNeeds n = all_in_memory(c, operands);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const auto* t = ir::expr_as<ir::Call>(operands[i]);
+    const bool in_place = t && t->op() && t->op()->name() == "Transpose" &&
+                          t->args().at(0)->kind() != ir::ExprKind::kConstant;
+    n.transposed_in_place.push_back(in_place);
+    if (in_place) n.in_memory[i] = false;
+  }
+  return n;
 }
 // InsertSlice (dst, update, offsets...) / CacheUpdate (cache, cur_pos, s,
 // new) / CacheScatter (cache, new, pos): the tensors from memory, the integer
@@ -97,7 +109,7 @@ LoweredStage reduce(const EntryVars& e, const StageCall& c) {
   return lower_reduce(e, c.results[0], c.slots[0], op_of<ops::Reduce>(c));
 }
 LoweredStage matmul(const EntryVars& e, const StageCall& c) {
-  return lower_matmul(e, c.results[0], c.slots[0], c.slots[1]);
+  return lower_matmul(e, c.results[0], c.slots[0], c.axes[0], c.slots[1], c.axes[1]);
 }
 // y = a @ b is the GEMM itself.
 GemmStages matmul_as_gemm(const EntryVars&, const StageCall& c, const std::function<size_t(ir::TensorTypePtr)>&) {

@@ -26,6 +26,10 @@ struct StageCall {
   const ir::Call& call;
   std::vector<ir::ExprPtr> operands;  // arguments, Tuples flattened
   std::vector<size_t> slots;          // the operands' slots, Constants skipped
+  // Parallel to slots: for an operand read in place through a Transpose
+  // (StageNeeds::transposed_in_place), that Transpose's axes (the operand's
+  // axis i is the slot's axis axes[i]); empty for a slot read as it is.
+  std::vector<std::vector<int64_t>> axes;
   // The result's slot, or one per projection of a tuple-valued op.
   std::vector<size_t> results;
   // An integer scalar operand as i64: a Constant's literal, or the value a
@@ -37,6 +41,10 @@ struct StageCall {
 struct StageNeeds {
   std::vector<bool> in_memory;  // per operand: read from its slot (a Constant never is)
   bool may_fail = false;        // a run-time check that can fail after other stages wrote
+  // Per operand (or empty: none): a Transpose the stage reads in place,
+  // from the slot of the Transpose's own operand with the axes permuted,
+  // so that the transposed copy is not stored (MatMul's `x @ w.T`).
+  std::vector<bool> transposed_in_place;
 };
 
 struct StageLowering {

@@ -211,7 +211,7 @@ const dnnl_memory_desc_t* scratch_md(const Prim& p, dnnl_memory_desc_t& md) {
 
 // The row- or column-major strides of an r x c operand at (s0, s1) as
 // oneDNN's {row stride, column stride}, or false for any other layout (what
-// the prelude's tf_gemm hands a BLAS, the rest it packs).
+// the prelude's tf_gemm hands a BLAS; the rest is packed).
 bool matrix_strides(int64_t r, int64_t c, int64_t s0, int64_t s1, int64_t out[2]) {
   if (s1 == 1 && (r == 1 || s0 >= c)) {
     out[0] = r == 1 ? c : s0;
@@ -224,6 +224,13 @@ bool matrix_strides(int64_t r, int64_t c, int64_t s0, int64_t s1, int64_t out[2]
     return true;
   }
   return false;
+}
+
+// The r x c matrix at (s0, s1) copied row-major into dst; returns dst.
+const uint16_t* packed(int64_t r, int64_t c, const uint16_t* src, int64_t s0, int64_t s1, uint16_t* dst) {
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) dst[i * c + j] = src[i * s0 + j * s1];
+  return dst;
 }
 
 struct MatmulPlan {
@@ -365,19 +372,26 @@ bool run_conv(const ConvPlan& p, const float* x, const float* weight, const floa
 
 bool matmul_bf16(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t as0, int64_t as1, const uint16_t* b,
                  int64_t bs0, int64_t bs1, uint16_t* c) {
+  if (m <= 0 || n <= 0 || k <= 0 || m * n * k < kDnnlMatmulMinMacs) return false;
+  // An operand that is neither row- nor column-major (a strided view) is
+  // packed row-major first, as the prelude's GEMM packs for sgemm.
   int64_t sa[2], sb[2];
-  if (m <= 0 || n <= 0 || k <= 0 || m * n * k < kDnnlMatmulMinMacs || !matrix_strides(m, k, as0, as1, sa) ||
-      !matrix_strides(k, n, bs0, bs1, sb))
-    return false;
+  const bool pack_a = !matrix_strides(m, k, as0, as1, sa), pack_b = !matrix_strides(k, n, bs0, bs1, sb);
+  if (pack_a) sa[0] = k, sa[1] = 1;
+  if (pack_b) sb[0] = n, sb[1] = 1;
   try {
     const std::shared_ptr<const MatmulPlan> plan =
         matmul_cache().get({m, n, k, sa[0], sa[1], sb[0], sb[1]}, [&] { return matmul_plan(m, n, k, sa, sb); });
     if (!plan) return false;
-    const Temp scratch(padded_size(plan->prim->scratch));
+    const size_t a_bytes = pack_a ? padded_size(static_cast<size_t>(m * k) * 2) : 0;
+    const size_t b_bytes = pack_b ? padded_size(static_cast<size_t>(k * n) * 2) : 0;
+    const Temp temp(a_bytes + b_bytes + padded_size(plan->prim->scratch));
+    if (pack_a) a = packed(m, k, a, as0, as1, reinterpret_cast<uint16_t*>(temp.data()));
+    if (pack_b) b = packed(k, n, b, bs0, bs1, reinterpret_cast<uint16_t*>(temp.data() + a_bytes));
     dnnl_memory_desc_t smd;
     const Memory am(plan->a, a), bm(plan->b, b), cm(plan->c, c);
     if (!execute(*plan->prim, {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}},
-                 scratch_md(*plan->prim, smd), scratch.data()))
+                 scratch_md(*plan->prim, smd), temp.data() + a_bytes + b_bytes))
       return false;
     g_runs.fetch_add(1, std::memory_order_relaxed);
     return true;

@@ -7,8 +7,8 @@
 // kernels eager PyTorch calls for the same ops on the CPU.
 //
 // Both return false, before writing anything, when oneDNN has no optimized
-// kernel for the arguments (an operand neither row- nor column-major, a
-// CPU without the instructions, a geometry it does not take) or the product
+// kernel for the arguments (a CPU without the instructions, a geometry it
+// does not take) or the product
 // is too small to gain from it (below): the caller
 // then computes the product its own way. The evaluator and the native
 // backend call the same function with the same arguments, so both take the
@@ -38,7 +38,8 @@ constexpr int64_t kDnnlConvMinMacs = int64_t{1} << 15;
 
 // C = A @ B for bf16 storage (bits in uint16_t): A is m x k at strides
 // (as0, as1), B k x n at (bs0, bs1), C row-major m x n. Products are
-// accumulated in float and each result is rounded to bf16 once.
+// accumulated in float and each result is rounded to bf16 once. A row- or
+// column-major operand is read in place; any other is packed first.
 bool matmul_bf16(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t as0, int64_t as1,
                  const uint16_t* b, int64_t bs0, int64_t bs1, uint16_t* c);
 

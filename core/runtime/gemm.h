@@ -18,6 +18,11 @@
 //    strip, the columns split across the host's threads: the product is
 //    bound by reading B once, which the column-strip tiles above (one page
 //    per row of B) and oneDNN's packing do not reach.
+//  * f32 with B transposed and m <= kStreamGemmMaxRows (a linear layer's
+//    x @ W.T at decode: W row-major [n, k]): a loop of dot products that
+//    reads W once, four rows at a time front to back, against four rows of
+//    A, with the rows of W split across the host's threads (oneDNN's sgemm
+//    read W at 8 GB/s there).
 //  * every other f32 product: oneDNN's sgemm (AVX-512 kernels chosen from
 //    CPUID; threads from GNU OpenMP, bounded by runtime/threads.h). On this
 //    machine Debian's OpenBLAS 0.3.21 does not know the CPU model and runs

@@ -121,8 +121,9 @@ TEST_F(OnednnStages, Bf16MatMulsAgreeWithTheEvaluatorBitForBit) {
                                          random_array(DType::kBF16, {130, 96}, rng_)}),
               served(m, 130, 96))
         << at;
-    // A transposed batch is copied into matrices before the product (both
-    // backends), so oneDNN serves it as any other.
+    // Each [M, K] matrix of this transpose is neither row- nor column-major
+    // (the evaluator copies the transpose, the kernel reads it in place and
+    // the runtime packs it): oneDNN serves it as any other.
     EXPECT_EQ(expect_same_bits("bmm_strided", {random_array(DType::kBF16, {256, m, 3}, rng_),
                                                random_array(DType::kBF16, {256, 1024}, rng_)}),
               3 * served(m, 1024, 256))

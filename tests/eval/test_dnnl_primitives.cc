@@ -2,8 +2,8 @@
 // naive double-precision references, over the layouts and geometries the
 // evaluator and the compiled kernels hand them: padded, transposed and
 // channels-last operands, strides, padding, dilation, groups, a strided
-// bias. Where oneDNN refuses (an operand that is not a matrix), the call
-// must report it and leave the output as it was.
+// bias. Where oneDNN declines (a product too small to gain from it), the
+// call must report it and leave the output as it was.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -115,13 +115,27 @@ TEST(DnnlPrimitives, Bf16MatMulPropagatesNaNAndInfinity) {
   }
 }
 
-TEST(DnnlPrimitives, Bf16MatMulDeclinesStridedSmallAndEmptyProducts) {
+TEST(DnnlPrimitives, Bf16MatMulPacksStridedOperands) {
+  // A every other element of a padded row, B every third row: neither row-
+  // nor column-major, so both are packed before the product.
+  const MatmulCase c{48, 160, 100, false, false};
+  Operands o = operands(MatmulCase{48, 160, 200, false, false}, 9);
+  Operands wide_b = operands(MatmulCase{48, 160, 300, false, false}, 10);
+  o.as1 = 2;
+  o.b = wide_b.b;
+  o.bs0 = 3 * wide_b.bs0;
+  const bool done = matmul_bf16(c.m, c.n, c.k, o.a.data(), o.as0, o.as1, o.b.data(), o.bs0, o.bs1, o.c.data());
+  if (has_bf16_dot()) {
+    EXPECT_TRUE(done);
+  }
+  if (done) expect_product(c, o);
+}
+
+TEST(DnnlPrimitives, Bf16MatMulDeclinesSmallAndEmptyProducts) {
+  // An empty product: the caller zero-fills.
   const MatmulCase c{64, 160, 128, false, false};
   Operands o = operands(c, 3);
   const std::vector<uint16_t> before = o.c;
-  // Every other element of a row: neither row- nor column-major.
-  EXPECT_FALSE(matmul_bf16(c.m, c.n, 64, o.a.data(), o.as0, 2, o.b.data(), o.bs0, o.bs1, o.c.data()));
-  // An empty product: the caller zero-fills.
   EXPECT_FALSE(matmul_bf16(c.m, c.n, 0, o.a.data(), o.as0, o.as1, o.b.data(), o.bs0, o.bs1, o.c.data()));
   EXPECT_EQ(o.c, before);
   // Below kDnnlMatmulMinMacs the caller's widened product is faster; at it,

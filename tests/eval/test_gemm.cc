@@ -1,7 +1,7 @@
 // runtime::sgemm / dgemm against a naive double-precision product, on a shape
 // of every path the dispatcher takes (core/runtime/gemm.h): the small loop,
-// oneDNN (large B, many multiply-adds, transposed operands), the BLAS (f64),
-// and k == 0. Leading dimensions are padded so that a path that ignores one,
+// the streaming and dot-product loops of decode shapes, oneDNN (large B,
+// many multiply-adds, transposed operands), the BLAS (f64), and k == 0. Leading dimensions are padded so that a path that ignores one,
 // or writes past a row of C, fails.
 #include <gtest/gtest.h>
 
@@ -77,6 +77,7 @@ const std::vector<Case> kCases = {
     {0, 0, 130, 130, 130},
     {1, 0, 33, 17, 40},    // transposed A
     {0, 1, 9, 20, 31},     // transposed B
+    {0, 1, 8, 300, 700},   // transposed B, decode-like: the dot-product loop
     {1, 1, 70, 65, 90},    // both transposed
     {0, 0, 5, 6, 0},       // k == 0: C is zero
     {1, 1, 5, 6, 0},
@@ -120,6 +121,44 @@ TEST(Gemm, StreamingLoopIsTheFmaChainInKOrderOnAnyTeam) {
             for (int64_t j = 0; j < n; ++j) {
               float want = 0.0f;
               for (int64_t p = 0; p < k; ++p) want = std::fmaf(a[i * k + p], b[p * n + j], want);
+              ASSERT_EQ(out[i * n + j], want) << name(c) << " on " << threads << " threads at " << i << "," << j;
+            }
+        }
+  }
+  set_num_threads(0);
+}
+
+// The dot-product loop of decode shapes against a transposed B (m <=
+// kStreamGemmMaxRows, n >= 256, k >= 64: a linear layer's x @ W.T): every
+// row count (passes of four rows and their remainders), W's rows in groups
+// with and without a remainder, k with and without a tail past the 16
+// lanes, on one thread and on a team. Each element is 16 lane sums over k
+// in order, summed pairwise, then the tail in order, whichever thread
+// computes it: checked bit for bit against that sequence.
+TEST(Gemm, DotLoopIsOneSequencePerElementOnAnyTeam) {
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t m = 1; m <= kStreamGemmMaxRows; ++m)
+      for (int64_t n : {256, 258, 1100})
+        for (int64_t k : {64, 65, 100, 257}) {
+          const Case c{0, 1, m, n, k};
+          check<float>(c);
+          std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
+          std::uniform_real_distribution<float> dist(-1, 1);
+          std::vector<float> a(m * k), w(n * k), out(m * n);
+          for (auto& v : a) v = dist(rng);
+          for (auto& v : w) v = dist(rng);
+          sgemm(0, 1, m, n, k, a.data(), k, w.data(), k, out.data(), n);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float lanes[16] = {};
+              int64_t p = 0;
+              for (; p + 16 <= k; p += 16)
+                for (int q = 0; q < 16; ++q) lanes[q] = std::fmaf(a[i * k + p + q], w[j * k + p + q], lanes[q]);
+              for (int width = 8; width >= 1; width /= 2)
+                for (int q = 0; q < width; ++q) lanes[q] += lanes[q + width];
+              float want = lanes[0];
+              for (; p < k; ++p) want = std::fmaf(a[i * k + p], w[j * k + p], want);
               ASSERT_EQ(out[i * n + j], want) << name(c) << " on " << threads << " threads at " << i << "," << j;
             }
         }
