@@ -68,6 +68,14 @@ void check(const Case& c) {
   }
 }
 
+// count floats uniform in [-1, 1).
+std::vector<float> uniform(int64_t count, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
 const std::vector<Case> kCases = {
     {0, 0, 7, 33, 5},      // small loop: row and column remainders
     {0, 0, 64, 64, 64},    // small loop: full tiles
@@ -112,10 +120,8 @@ TEST(Gemm, StreamingLoopIsTheFmaChainInKOrderOnAnyTeam) {
           const Case c{0, 0, m, n, k};
           check<float>(c);
           std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
-          std::uniform_real_distribution<float> dist(-1, 1);
-          std::vector<float> a(m * k), b(k * n), out(m * n);
-          for (auto& v : a) v = dist(rng);
-          for (auto& v : b) v = dist(rng);
+          const std::vector<float> a = uniform(m * k, rng), b = uniform(k * n, rng);
+          std::vector<float> out(m * n);
           sgemm(0, 0, m, n, k, a.data(), k, b.data(), n, out.data(), n);
           for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {
@@ -144,10 +150,8 @@ TEST(Gemm, DotLoopIsOneSequencePerElementOnAnyTeam) {
           const Case c{0, 1, m, n, k};
           check<float>(c);
           std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
-          std::uniform_real_distribution<float> dist(-1, 1);
-          std::vector<float> a(m * k), w(n * k), out(m * n);
-          for (auto& v : a) v = dist(rng);
-          for (auto& v : w) v = dist(rng);
+          const std::vector<float> a = uniform(m * k, rng), w = uniform(n * k, rng);
+          std::vector<float> out(m * n);
           sgemm(0, 1, m, n, k, a.data(), k, w.data(), k, out.data(), n);
           for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {
