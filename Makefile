@@ -98,7 +98,7 @@ SAN_EXCLUDE  := Install\.|tf_example_mpi
 # while 100 still take the generator, evaluator and compile driver through
 # every op under ASan / TSan.
 SAN_ENV      := OPENBLAS_NUM_THREADS=1 TF_RANDOM_PROGRAMS=100 \
-  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 FUZZERS      := parser kernel_run evaluator
@@ -111,13 +111,16 @@ san-setup:
 $(ASAN_BUILD)/build.ninja: | san-setup
 	cmake -S . -B $(ASAN_BUILD) $(SAN_CMAKE) -DTF_SANITIZE=address,undefined -DTF_FUZZ=ON
 
-# LeakSanitizer's own tracer crashes (signal 11) at the exit of this test in
-# a full parallel run, after the test passed (6 of 6 standalone runs pass);
-# it runs in make test and under TSan. Not yet understood.
-ASAN_EXCLUDE := $(SAN_EXCLUDE)|CudaDevice\.TheInductionVariableIsAValueToo
+# intercept_tls_get_addr=0 (in SAN_ENV): clang 14's runtime takes a dynamic
+# TLS block (the emulated CUDA modules' thread_local state, dlopen'ed) for a
+# pre-2.25 glibc one whenever its address happens to sit at a certain offset
+# in a page, reads the words before it as a block address and length, and
+# LeakSanitizer's tracer then segfaults at exit after the test passed
+# (CudaEmulated / CudaDevice tests, about half of the runs of two of them
+# under ctest -j 2; none of 3 runs of all 20 with the option).
 test-asan: san-setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -E '$(ASAN_EXCLUDE)'
+	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SAN_EXCLUDE)'
 
 $(TSAN_BUILD)/build.ninja: | san-setup
 	cmake -S . -B $(TSAN_BUILD) $(SAN_CMAKE) -DTF_SANITIZE=thread
