@@ -10,6 +10,7 @@
 #include "core/compiler/fusion_plan.h"
 #include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/stage_lowering.h"
+#include "core/ir/error.h"
 #include "core/ops/tensor/tensor.h"
 #include "core/tir/op.h"
 #include "core/tir/printer.h"
@@ -168,16 +169,18 @@ class SegmentLowering {
       // A Transpose the stage reads in place (StageNeeds::transposed_in_place),
       // not stored. A library GEMM's stages read their operands as stored,
       // so there the Transpose is copied after all.
-      const auto& t = static_cast<const ir::Call&>(*a);
+      const auto* t = ir::expr_as<ir::Call>(a);
+      TF_CHECK(t && t->op() && t->op()->name() == "Transpose",
+               "lower_segment: an operand without a slot that is not a Transpose read in place");
       if (library_gemm) {
         const size_t s = slot_for(a);
-        lower_fused(s, a, std::string(t.op()->name()), /*root_inline=*/true, nullptr);
+        lower_fused(s, a, std::string(t->op()->name()), /*root_inline=*/true, nullptr);
         call.slots.push_back(s);
         call.axes.emplace_back();
         continue;
       }
-      call.slots.push_back(slot_of_.at(t.args().at(0).get()));
-      call.axes.push_back(static_cast<const ops::Transpose&>(*t.op()).axes);
+      call.slots.push_back(slot_of_.at(t->args().at(0).get()));
+      call.axes.push_back(static_cast<const ops::Transpose&>(*t->op()).axes);
     }
     if (library_gemm) return lower_as_gemm(l, call);
     add_stage(l.lower(entry_vars(), call));

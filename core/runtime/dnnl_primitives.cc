@@ -61,7 +61,12 @@ struct Prim {
 struct UserScratchAttr {
   dnnl_primitive_attr_t a = nullptr;
   UserScratchAttr() {
-    if (dnnl_primitive_attr_create(&a) == dnnl_success) dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+    if (dnnl_primitive_attr_create(&a) != dnnl_success) {
+      a = nullptr;
+    } else if (dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user) != dnnl_success) {
+      dnnl_primitive_attr_destroy(a);  // a library-managed scratchpad is not safe to share: no attr, no primitive
+      a = nullptr;
+    }
   }
   UserScratchAttr(const UserScratchAttr&) = delete;
   UserScratchAttr& operator=(const UserScratchAttr&) = delete;
