@@ -180,6 +180,18 @@ def o_log(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
 @func
 def o_gelu_erf(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return gelu(x, approximate="none")
+
+@func
+def o_conv(x: Tensor[(RB, RH, RS, RS), f32], w: Tensor[(RH, RH, 3, 3), f32]) -> Tensor[(RB, RH, RS, RS), f32]:
+    return conv2d(x, w, None, padding=1)
+
+@func
+def o_mm16(a: Tensor[(N, K), bf16], b: Tensor[(K, D), bf16]) -> Tensor[(N, D), bf16]:
+    return a @ b
+
+@func
+def o_linear(x: Tensor[(N, K), f32], w: Tensor[(D, K), f32]) -> Tensor[(N, D), f32]:
+    return x @ transpose(w, (1, 0))
 """
 
 # Hand-written compositions against the built-in op computing the same math
@@ -195,18 +207,33 @@ COMPOSITIONS = {"rmsnorm f32": ("c_rmsnorm", "b_rmsnorm", "float32", "rmsnorm"),
 # Face's apply_rotary_pos_emb does; the built-in gathers rows of the tables.
 COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p].contiguous())}
 
-# Ops beyond the row kernels, against eager on one [N, 4096] f32 input:
-# label -> function (other_eager has their eager forms).
+# Ops beyond the row kernels, against eager: label -> function (other_eager
+# has their eager forms). Each reads one [N, 4096] f32 input but the
+# products, whose inputs OTHER_PRODUCT_INPUTS lists.
 OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over axis 0": "o_sum0",
-             "softmax over axis 0": "o_softmax0", "tanh": "o_tanh", "log": "o_log", "gelu (erf)": "o_gelu_erf"}
+             "softmax over axis 0": "o_softmax0", "tanh": "o_tanh", "log": "o_log", "gelu (erf)": "o_gelu_erf",
+             "conv2d 3x3": "o_conv", "matmul bf16": "o_mm16", "linear x @ w.T": "o_linear"}
 
 
 def other_eager(torch):
+    F = torch.nn.functional
     return {"transpose": lambda x: x.t().contiguous(), "amax over rows": lambda x: x.amax(-1),
             "sum over axis 0": lambda x: x.sum(0), "softmax over axis 0": lambda x: torch.softmax(x, 0),
-            "tanh": torch.tanh, "log": lambda x: torch.log(x.abs() + 1.0), "gelu (erf)": torch.nn.functional.gelu}
+            "tanh": torch.tanh, "log": lambda x: torch.log(x.abs() + 1.0), "gelu (erf)": F.gelu,
+            "conv2d 3x3": lambda x, w: F.conv2d(x, w, None, padding=1), "matmul bf16": torch.mm,
+            "linear x @ w.T": F.linear}
 OTHER_SHAPES = {"32 MiB": (2048, 4096)}
 QUICK_OTHER_SHAPES = {"tiny": (8, 64)}
+# label -> {shape label: (shape of each input, dtype)}; the conv's input is
+# [images, channels, height, width] by a [channels, channels, 3, 3] weight.
+OTHER_PRODUCT_INPUTS = {
+    "conv2d 3x3": {"4x32x56x56": (((4, 32, 56, 56), (32, 32, 3, 3)), "float32")},
+    "matmul bf16": {"256x1024x1024": (((256, 1024), (1024, 1024)), "bfloat16")},
+    "linear x @ w.T": {"decode M=8": (((8, 4096), (4096, 4096)), "float32")}}
+QUICK_OTHER_PRODUCT_INPUTS = {
+    "conv2d 3x3": {"tiny": (((1, 4, 8, 8), (4, 4, 3, 3)), "float32")},
+    "matmul bf16": {"tiny": (((8, 8), (8, 8)), "bfloat16")},
+    "linear x @ w.T": {"tiny": (((2, 8), (8, 8)), "float32")}}
 
 # Row-op shapes [N, 4096] f32: 8, 32 and 128 MiB per tensor, and a latency shape.
 SHAPES = {"small": (32, 512), "8 MiB": (512, 4096), "32 MiB": (2048, 4096), "128 MiB": (8192, 4096)}
@@ -437,13 +464,20 @@ def other_ops(torch, m, quick):
     """Each of OTHER_OPS against its eager form, in alternation."""
     import tilefoundry as tf
     out = {}
+    g = torch.Generator().manual_seed(0)
+    products = QUICK_OTHER_PRODUCT_INPUTS if quick else OTHER_PRODUCT_INPUTS
     for name, fn in OTHER_OPS.items():
         k, eager = registered(tf, m, fn), other_eager(torch)[name]
-        for label, shape in (QUICK_OTHER_SHAPES if quick else OTHER_SHAPES).items():
-            x = make_inputs(torch, "gelu-tanh", shape)[0]
-            tf_s, eager_s = paired_s(lambda: k(x), lambda: eager(x), 3 if quick else 10)
+        cases = {label: ((make_inputs(torch, "gelu-tanh", shape)[0],), shape)
+                 for label, shape in (QUICK_OTHER_SHAPES if quick else OTHER_SHAPES).items()}
+        if name in products:
+            cases = {label: (tuple(torch.randn(s, generator=g).to(getattr(torch, dtype)) for s in shapes), shapes[0])
+                     for label, (shapes, dtype) in products[name].items()}
+        for label, (x, shape) in cases.items():
+            tf_s, eager_s = paired_s(lambda: k(*x), lambda: eager(*x), 3 if quick else 10)
+            diff = (k(*x).float() - eager(*x).float()).abs().max().item()
             out[f"{name}|{label}|{shape}"] = {"tf": tf_s, "eager": eager_s, "backend": m.compile(fn).backend,
-                                              "max_diff": (k(x) - eager(x)).abs().max().item()}
+                                              "max_diff": diff}
     return out
 
 
@@ -714,7 +748,7 @@ def report(results, inductor, cold, warm, torch_version, thread_counts=(1, 2), t
             w(f"| {name} | {label} {shape} | {fmt_ms(r['builtin'])} | {fmt_ms(r['composed'])} | "
               f"{r['composed'] / r['builtin']:.2f} | {gbs:.1f} | {100 * gbs / r.get('triad', triad):.0f}% | "
               f"{r['max_diff']:.1e} |")
-        w("\nOther ops against eager (warm allocator), in alternation; f32.\n")
+        w("\nOther ops against eager (warm allocator), in alternation; f32 but the bf16 product.\n")
         w("| other op | shape | eager ms | tf ms | x eager | max diff | backend |")
         w("|---|---|---:|---:|---:|---:|---|")
         for key, r in d.get("other_ops", {}).items():
