@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -103,6 +104,34 @@ TEST(Gemm, SmallLoopEveryRowAndColumnRemainder) {
       for (int64_t k : {1, 37}) check<float>({0, 0, m, n, k});
 }
 
+// The decode loops (m <= kStreamGemmMaxRows) on one thread and on a team:
+// for every m and each n and k, sgemm(0, tb) of random A (m x k) and B
+// (k x n; n x k with tb) within the reference bound (check), and each
+// element equal bit for bit to want(row i of A, B, j, n, k): the sequence
+// the loop promises whichever thread computes the element.
+using Sequence = std::function<float(const float* a_row, const float* b, int64_t j, int64_t n, int64_t k)>;
+void expect_decode_sequence(int tb, std::initializer_list<int64_t> ns, std::initializer_list<int64_t> ks,
+                            const Sequence& want) {
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (int64_t m = 1; m <= kStreamGemmMaxRows; ++m)
+      for (int64_t n : ns)
+        for (int64_t k : ks) {
+          const Case c{0, tb, m, n, k};
+          check<float>(c);
+          std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
+          const std::vector<float> a = uniform(m * k, rng), b = uniform(k * n, rng);
+          std::vector<float> out(m * n);
+          sgemm(0, tb, m, n, k, a.data(), k, b.data(), tb ? k : n, out.data(), n);
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              ASSERT_EQ(out[i * n + j], want(a.data() + i * k, b.data(), j, n, k))
+                  << name(c) << " on " << threads << " threads at " << i << "," << j;
+        }
+  }
+  set_num_threads(0);
+}
+
 // The streaming loop of decode shapes (m <= kStreamGemmMaxRows, n >= 256):
 // every row count (one pass of rows and two), strips with and without a
 // column remainder, k below, at and past a block of B rows (32 rows for the
@@ -112,26 +141,12 @@ TEST(Gemm, SmallLoopEveryRowAndColumnRemainder) {
 // whichever thread computes it, so it equals that chain bit for bit (the
 // check above only bounds the error).
 TEST(Gemm, StreamingLoopIsTheFmaChainInKOrderOnAnyTeam) {
-  for (int threads : {1, 2}) {
-    set_num_threads(threads);
-    for (int64_t m = 1; m <= kStreamGemmMaxRows; ++m)
-      for (int64_t n : {256, 300, 513, 1100, 4096})
-        for (int64_t k : {1, 15, 16, 17, 31, 32, 33, 100}) {
-          const Case c{0, 0, m, n, k};
-          check<float>(c);
-          std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
-          const std::vector<float> a = uniform(m * k, rng), b = uniform(k * n, rng);
-          std::vector<float> out(m * n);
-          sgemm(0, 0, m, n, k, a.data(), k, b.data(), n, out.data(), n);
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              float want = 0.0f;
-              for (int64_t p = 0; p < k; ++p) want = std::fmaf(a[i * k + p], b[p * n + j], want);
-              ASSERT_EQ(out[i * n + j], want) << name(c) << " on " << threads << " threads at " << i << "," << j;
-            }
-        }
-  }
-  set_num_threads(0);
+  expect_decode_sequence(0, {256, 300, 513, 1100, 4096}, {1, 15, 16, 17, 31, 32, 33, 100},
+                         [](const float* a, const float* b, int64_t j, int64_t n, int64_t k) {
+                           float want = 0.0f;
+                           for (int64_t p = 0; p < k; ++p) want = std::fmaf(a[p], b[p * n + j], want);
+                           return want;
+                         });
 }
 
 // The dot-product loop of decode shapes against a transposed B (m <=
@@ -142,32 +157,19 @@ TEST(Gemm, StreamingLoopIsTheFmaChainInKOrderOnAnyTeam) {
 // in order, summed pairwise, then the tail in order, whichever thread
 // computes it: checked bit for bit against that sequence.
 TEST(Gemm, DotLoopIsOneSequencePerElementOnAnyTeam) {
-  for (int threads : {1, 2}) {
-    set_num_threads(threads);
-    for (int64_t m = 1; m <= kStreamGemmMaxRows; ++m)
-      for (int64_t n : {256, 258, 1100})
-        for (int64_t k : {64, 65, 100, 257}) {
-          const Case c{0, 1, m, n, k};
-          check<float>(c);
-          std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
-          const std::vector<float> a = uniform(m * k, rng), w = uniform(n * k, rng);
-          std::vector<float> out(m * n);
-          sgemm(0, 1, m, n, k, a.data(), k, w.data(), k, out.data(), n);
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              float lanes[16] = {};
-              int64_t p = 0;
-              for (; p + 16 <= k; p += 16)
-                for (int q = 0; q < 16; ++q) lanes[q] = std::fmaf(a[i * k + p + q], w[j * k + p + q], lanes[q]);
-              for (int width = 8; width >= 1; width /= 2)
-                for (int q = 0; q < width; ++q) lanes[q] += lanes[q + width];
-              float want = lanes[0];
-              for (; p < k; ++p) want = std::fmaf(a[i * k + p], w[j * k + p], want);
-              ASSERT_EQ(out[i * n + j], want) << name(c) << " on " << threads << " threads at " << i << "," << j;
-            }
-        }
-  }
-  set_num_threads(0);
+  expect_decode_sequence(1, {256, 258, 1100}, {64, 65, 100, 257},
+                         [](const float* a, const float* w, int64_t j, int64_t, int64_t k) {
+                           const float* wj = w + j * k;
+                           float lanes[16] = {};
+                           int64_t p = 0;
+                           for (; p + 16 <= k; p += 16)
+                             for (int q = 0; q < 16; ++q) lanes[q] = std::fmaf(a[p + q], wj[p + q], lanes[q]);
+                           for (int width = 8; width >= 1; width /= 2)
+                             for (int q = 0; q < width; ++q) lanes[q] += lanes[q + width];
+                           float want = lanes[0];
+                           for (; p < k; ++p) want = std::fmaf(a[p], wj[p], want);
+                           return want;
+                         });
 }
 
 TEST(Gemm, DgemmMatchesReference) {
