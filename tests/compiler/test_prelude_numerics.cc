@@ -195,7 +195,8 @@ TEST_F(PreludeRoutines, DivisionByASumOfItsTermsIsTheQuotientItself) {
 // The exponentials are tf_exp's bits; their float sum over a chunk (the
 // compiled row passes call it on at most kChunk = 256 values) is within
 // n / 32 + 5 ulp of their exact sum: the terms are never negative, so
-// nothing cancels. Row sums in double add these chunk sums.
+// nothing cancels. Row sums in double add these chunk sums. Nothing past
+// the chunk is written (its last values go through masked vectors).
 TEST_F(PreludeRoutines, ExpSumOfAChunkIsWithinItsBound) {
   const ExpSumN sum_n = fn<ExpSumN>("probe_exp_sum");
   const Exp exp1 = fn<Exp>("probe_exp");
@@ -207,7 +208,9 @@ TEST_F(PreludeRoutines, ExpSumOfAChunkIsWithinItsBound) {
       std::vector<float> x(static_cast<size_t>(n));
       for (float& v : x) v = trial == 0 ? -100.0f + 0.37f * static_cast<float>(&v - x.data()) : normal(rng);
       std::vector<float> v = x;
+      v.resize(x.size() + 32, 7.0f);  // a vector past the end: never written
       const float got = sum_n(v.data(), n);
+      for (size_t i = x.size(); i < v.size(); ++i) ASSERT_EQ(v[i], 7.0f) << "n = " << n << ", written at " << i;
       double want = 0;
       for (int64_t i = 0; i < n; ++i) {
         const float e = exp1(x[static_cast<size_t>(i)]);
