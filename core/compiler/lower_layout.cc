@@ -1,10 +1,13 @@
 // Reshape / Transpose / Slice: the contiguous result gathers from its
 // materialized operand. Transpose and Slice are strided views (one run-time
 // stride per result axis; Slice's begins resolved by the host: scalars.h),
-// copied a row at a time with a unit-stride path; Reshape keeps row-major
+// copied a row at a time with a unit-stride path, or, where the operand's
+// unit stride is on the result's second-to-last axis, as planes of blocks
+// (transposed_planes); Reshape keeps row-major
 // order, so a contiguous operand is a flat copy and any other is walked
 // index by index. Rows run in parallel from kLayoutParallelMin elements.
 #include "core/compiler/emit_util.h"
+#include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/lower_stages.h"
 
 namespace tf::compiler {
@@ -17,6 +20,8 @@ namespace {
 // A copy moves 2 values per element: threads pay off later than for a
 // stage that computes.
 constexpr int64_t kLayoutParallelMin = 65536;
+// A transposed plane's task covers at most this many of y's rows.
+constexpr int64_t kTransposeColumns = 4096;
 
 // y[row * inner + j] = x[base + offset(row) + j * xs.back()] over the result's
 // rows: xs[i] is the operand stride of result axis i.
@@ -46,6 +51,34 @@ StmtPtr strided_copy(const EntryVars& e, size_t out, size_t xs_slot, const std::
 }
 
 }  // namespace
+
+StmtPtr transposed_planes(const TransposedPlanes& t) {
+  const int64_t bytes = ir::dtype_bytes(t.dtype);
+  const int64_t block = 128 / bytes;  // the prelude's tf_transpose_rows
+  Lets frame;
+  const VarPtr ea = frame.bind("ea", t.ea);
+  const VarPtr ej = frame.bind("ej", t.ej);
+  const VarPtr xj = frame.bind("xj", t.xj);
+  const VarPtr nb = frame.bind("nb", div(add(ej, i64(block - 1)), i64(block)));
+  // Blocks of few columns are cut along a too, so that a plane of a few
+  // long y rows still spreads over the threads.
+  const VarPtr na = frame.bind("na", div(add(ea, i64(kTransposeColumns - 1)), i64(kTransposeColumns)));
+  const VarPtr planes = frame.bind("planes", t.planes);
+  const ExprPtr count = mul(planes, mul(ea, ej));
+  const VarPtr nt = frame.bind("nt", ge(mul(count, i64(2 * bytes)), stream_min_bytes()));
+  const VarPtr task = Var::make("t", kIndex);
+  Lets lets;
+  const VarPtr p = lets.bind("p", div(task, mul(nb, na)));
+  const VarPtr j0 = lets.bind("j0", mul(div(mod(task, mul(nb, na)), na), i64(block)));
+  const VarPtr a0 = lets.bind("a0", mul(mod(task, na), i64(kTransposeColumns)));
+  const ExprPtr x = address(t.x, add(t.plane_offset(p, lets), add(a0, mul(j0, xj))));
+  const ExprPtr y = address(t.y, add(mul(add(mul(p, ea), a0), ej), j0));
+  const StmtPtr call = Evaluate::make(extern_call(
+      "tf_transpose_block",
+      {x, xj, y, ej, min(i64(block), sub(ej, j0)), min(i64(kTransposeColumns), sub(ea, a0)), nt}));
+  return frame.wrap(
+      For::make(task, i64(0), mul(planes, mul(nb, na)), ForKind::kParallel, lets.wrap(call), {}, t.parallel));
+}
 
 LoweredStage lower_reshape(const EntryVars& e, size_t out, size_t xs) {
   const SlotVars &x = e.slot(xs), &y = e.slot(out);
@@ -88,8 +121,21 @@ LoweredStage lower_transpose(const EntryVars& e, size_t out, size_t xs, const op
     const int64_t p = op.axes.at(i);
     strides.push_back(stride(x, static_cast<size_t>(p < 0 ? p + static_cast<int64_t>(ra) : p)));
   }
-  return LoweredStage{Seq::make({stage_comment("Transpose", out), strided_copy(e, out, xs, strides, i64(0))}), nullptr,
-                      false};
+  StmtPtr copy = strided_copy(e, out, xs, strides, i64(0));
+  if (e.target == Target::kCpu && r >= 2) {
+    // A matrix's transpose, or a batch of them: planes (see the header).
+    const SlotVars& y = e.slot(out);
+    TransposedPlanes t{x.data, y.data, y.type->dtype(), extents_product(y, 0, r - 2), extent(y, r - 2),
+                       extent(y, r - 1), strides[r - 1], nullptr, ge(element_count(y), i64(kLayoutParallelMin))};
+    t.plane_offset = [&](const VarPtr& p, Lets& lets) {
+      std::vector<ExprPtr> n, st;
+      for (size_t i = 0; i + 2 < r; ++i) n.push_back(extent(y, i)), st.push_back(strides[i]);
+      return n.empty() ? i64(0) : row_major_offsets(p, n, {st}, lets)[0];
+    };
+    const ExprPtr planar = land(eq(strides[r - 2], i64(1)), ne(strides[r - 1], i64(1)));
+    copy = IfThenElse::make(planar, IfThenElse::make(gt(element_count(y), i64(0)), transposed_planes(t)), copy);
+  }
+  return LoweredStage{Seq::make({stage_comment("Transpose", out), copy}), nullptr, false};
 }
 
 LoweredStage lower_slice(const EntryVars& e, size_t out, size_t xs, const ops::Slice& op) {

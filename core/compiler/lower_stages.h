@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -46,6 +47,24 @@ LoweredStage lower_matmul(const EntryVars& e, size_t out, size_t a, const std::v
 // ---- lower_layout.cc
 LoweredStage lower_reshape(const EntryVars& e, size_t out, size_t x);
 LoweredStage lower_transpose(const EntryVars& e, size_t out, size_t x, const ops::Transpose& op);
+// A copy of transposed planes on the CPU: y (C-contiguous, as [planes, ea,
+// ej]) from x, whose element (p, a, j) is at x[plane_offset(p) + a + j * xj]
+// (x's unit stride is on y's second-to-last axis: x.T, k.transpose(-1,
+// -2)). One task per block of y columns of a plane (a 64-byte line's
+// worth), each through the prelude's tf_transpose_block, which reads x
+// along its rows and writes whole lines of y, streamed where the copy
+// moves stream_min_bytes() or more. Tasks run in parallel where
+// `parallel` holds. Used by a Transpose's own stage and by a fused stage
+// that only copies one operand (lower_loop_nest.cc).
+struct TransposedPlanes {
+  tir::VarPtr x, y;  // the operand's and the result's data
+  ir::DType dtype;
+  tir::ExprPtr planes, ea, ej, xj;
+  // x's offset of plane p; digits it needs are bound in `lets`.
+  std::function<tir::ExprPtr(const tir::VarPtr& p, Lets& lets)> plane_offset;
+  tir::ExprPtr parallel;
+};
+tir::StmtPtr transposed_planes(const TransposedPlanes& t);
 // Registers each axis's begin as a run-time scalar (scalars.h).
 LoweredStage lower_slice(const EntryVars& e, size_t out, size_t x, const ops::Slice& op);
 

@@ -477,6 +477,141 @@ static inline float tf_exp_sum_drain_n(float* v, const float* x, int64_t n, floa
   return tf_exp_sum_into<false>(v, x, n, nullptr);
 }
 
+// ---- Transpose of a plane, a block of rows at a time:
+// y[a * ys + j] = x[j * xs + a] for j < rows, a < cols, where rows is at
+// most tf_transpose_rows<T> (two 64-byte lines of y: 32 floats, 16
+// doubles, 64 halves). The block's x rows are read along, 16 (8) columns a step,
+// so each is a sequential run for the hardware prefetcher; every y row of
+// a step gets one whole line, streamed where `nt` and the lines are
+// aligned. Gathering down x's columns instead reads lines a power of two
+// apart, which share cache sets ([2048, 4096] f32: 1.4 GB/s), and walking
+// 16 columns down all of x's rows reads each line after a 16 KiB stride
+// the prefetcher does not follow (8.9 GB/s against 19 read along, one
+// thread; docs/decisions.md).
+template <typename T>
+constexpr int64_t tf_transpose_rows = 128 / static_cast<int64_t>(sizeof(T));
+#if defined(__AVX512F__)
+// v[k] lane i <- v[i] lane k, 32-bit lanes.
+static inline void tf_transpose16x16(__m512i* v) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(_mm512_castsi512_ps(v[i]), _mm512_castsi512_ps(v[i + 1]));
+    t[i + 1] = _mm512_unpackhi_ps(_mm512_castsi512_ps(v[i]), _mm512_castsi512_ps(v[i + 1]));
+  }
+  for (int i = 0; i < 16; i += 4) {
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(u[i], u[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(u[i], u[i + 4], 0xDD);
+    t[i + 8] = _mm512_shuffle_f32x4(u[i + 8], u[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(u[i + 8], u[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm512_castps_si512(_mm512_shuffle_f32x4(t[i], t[i + 8], 0x88));
+    v[i + 8] = _mm512_castps_si512(_mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD));
+    v[i + 4] = _mm512_castps_si512(_mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88));
+    v[i + 12] = _mm512_castps_si512(_mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xDD));
+  }
+}
+// v[k] lane i <- v[i] lane k, 64-bit lanes.
+static inline void tf_transpose8x8(__m512i* v) {
+  __m512i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm512_unpacklo_epi64(v[i], v[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi64(v[i], v[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm512_shuffle_i64x2(t[i], t[i + 2], 0x88);
+    u[i + 1] = _mm512_shuffle_i64x2(t[i], t[i + 2], 0xDD);
+    u[i + 2] = _mm512_shuffle_i64x2(t[i + 1], t[i + 3], 0x88);
+    u[i + 3] = _mm512_shuffle_i64x2(t[i + 1], t[i + 3], 0xDD);
+  }
+  v[0] = _mm512_shuffle_i64x2(u[0], u[4], 0x88);
+  v[4] = _mm512_shuffle_i64x2(u[0], u[4], 0xDD);
+  v[2] = _mm512_shuffle_i64x2(u[1], u[5], 0x88);
+  v[6] = _mm512_shuffle_i64x2(u[1], u[5], 0xDD);
+  v[1] = _mm512_shuffle_i64x2(u[2], u[6], 0x88);
+  v[5] = _mm512_shuffle_i64x2(u[2], u[6], 0xDD);
+  v[3] = _mm512_shuffle_i64x2(u[3], u[7], 0x88);
+  v[7] = _mm512_shuffle_i64x2(u[3], u[7], 0xDD);
+}
+// One line of y: streamed, or stored with the lanes of `rows` values.
+template <typename T>
+static inline void tf_transpose_put(T* y, __m512i v, int64_t rows, bool stream) {
+  if (stream) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(y), v);
+  } else if constexpr (sizeof(T) == 8) {
+    _mm512_mask_storeu_epi64(y, static_cast<__mmask8>((1u << rows) - 1), v);
+  } else if constexpr (sizeof(T) == 4) {
+    _mm512_mask_storeu_epi32(y, static_cast<__mmask16>((1u << rows) - 1), v);
+  } else {
+    _mm512_mask_storeu_epi16(y, static_cast<__mmask32>(rows >= 32 ? ~0u : (1u << rows) - 1), v);
+  }
+}
+// Columns [a, a + n) of `rows` x rows (at most a line of y's values; n at
+// most 16, or 8 for 8-byte values) as a line of each y row a..a + n.
+template <typename T>
+static inline void tf_transpose_line(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t n, bool stream) {
+  __m512i v[16];
+  if constexpr (sizeof(T) == 8) {
+    const __mmask8 cm = static_cast<__mmask8>((1u << n) - 1);
+    for (int64_t k = 0; k < 8; ++k) v[k] = k < rows ? _mm512_maskz_loadu_epi64(cm, x + k * xs) : _mm512_setzero_si512();
+    tf_transpose8x8(v);
+    for (int64_t k = 0; k < n; ++k) tf_transpose_put(y + k * ys, v[k], rows, stream);
+  } else if constexpr (sizeof(T) == 4) {
+    const __mmask16 cm = static_cast<__mmask16>((1u << n) - 1);
+    for (int64_t k = 0; k < 16; ++k) v[k] = k < rows ? _mm512_maskz_loadu_epi32(cm, x + k * xs) : _mm512_setzero_si512();
+    tf_transpose16x16(v);
+    for (int64_t k = 0; k < n; ++k) tf_transpose_put(y + k * ys, v[k], rows, stream);
+  } else {  // 2 bytes: two 16 x 16 transposes in 32-bit lanes, each half a line of y
+    const __mmask16 cm = static_cast<__mmask16>((1u << n) - 1);
+    __m512i w[16];
+    for (int64_t k = 0; k < 16; ++k) {
+      v[k] = k < rows ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(cm, x + k * xs)) : _mm512_setzero_si512();
+      w[k] = k + 16 < rows ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(cm, x + (k + 16) * xs)) : _mm512_setzero_si512();
+    }
+    tf_transpose16x16(v);
+    tf_transpose16x16(w);
+    for (int64_t k = 0; k < n; ++k) {
+      const __m512i line = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(v[k])), _mm512_cvtepi32_epi16(w[k]), 1);
+      tf_transpose_put(y + k * ys, line, rows, stream);
+    }
+  }
+}
+#endif
+template <typename T>
+static inline void tf_transpose_block(const T* __restrict x, int64_t xs, T* __restrict y, int64_t ys, int64_t rows,
+                                      int64_t cols, bool nt) {
+  int64_t a = 0;
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    constexpr int64_t kStep = sizeof(T) == 8 ? 8 : 16;
+    const bool stream = nt && rows == tf_transpose_rows<T> && (reinterpret_cast<uintptr_t>(y) & 63) == 0 &&
+                        (ys * static_cast<int64_t>(sizeof(T))) % 64 == 0;
+    constexpr int64_t kLine = 64 / sizeof(T);
+    for (; a < cols; a += kStep) {
+      const int64_t n = a + kStep <= cols ? kStep : cols - a;
+      for (int64_t g = 0; g < rows; g += kLine)
+        tf_transpose_line(x + a + g * xs, xs, y + a * ys + g, ys, rows - g < kLine ? rows - g : kLine, n, stream);
+    }
+    if (stream) tf_stream_fence();
+    return;
+  }
+#endif
+  (void)nt;
+  // Elsewhere a 16-column strip of the block's rows stays in L1 while its
+  // columns become y's rows.
+  for (; a < cols; a += 16) {
+    const int64_t a1 = a + 16 < cols ? a + 16 : cols;
+    for (int64_t c = a; c < a1; ++c)
+      for (int64_t j = 0; j < rows; ++j) y[c * ys + j] = x[j * xs + c];
+  }
+}
+
 #if defined(__AVX512F__)
 // q = a y, then q + (a - b q) y: a / b correctly rounded inside the range
 // tf_div_n tests (y = 1 / b).
