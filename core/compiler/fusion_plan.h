@@ -66,6 +66,7 @@ class FusionPlan {
   bool row_closed(const ir::Call& u, const ir::TensorType& shape,
                   const std::unordered_set<const ir::Expr*>& is_output) const;
   void choose_recomputed(const std::unordered_set<const ir::Expr*>& is_output);
+  void store_transposed_rows();
   bool cheap(const ir::Call& c) const;
   void choose_producers();
   void choose_producer(const ir::ExprPtr& root);

@@ -6,7 +6,8 @@
 // stages refuse) take that path, and that the result is the operand's bits
 // moved: every dtype, every edge of a block (rows, columns, the column
 // chunk of a task), padded and permuted operands, and copies large enough
-// to stream.
+// to stream. A row stage (softmax, RMSNorm) over such a Transpose reads a
+// stored copy of it.
 #include <cstring>
 
 #include "compiler_helpers.h"
@@ -38,6 +39,18 @@ def scaled(x: Tensor[(A, B), f32]) -> Tensor[(B, A), f32]:
 @func
 def rows_kept(x: Tensor[(A, B, C), f32]) -> Tensor[(B, A, C), f32]:
     return transpose(x, (1, 0, 2))
+
+@func
+def softmax_t(x: Tensor[(A, B), f32]) -> Tensor[(B, A), f32]:
+    return softmax(transpose(x, (1, 0)) * 2.0)
+
+@func
+def rms_norm_t(x: Tensor[(A, B, C), bf16], w: Tensor[(B,), bf16]) -> Tensor[(A, C, B), bf16]:
+    return rms_norm(transpose(x, (0, 2, 1)), w, eps=1e-6)
+
+@func
+def softmax_rows_kept(x: Tensor[(A, B, C), f32]) -> Tensor[(B, A, C), f32]:
+    return softmax(transpose(x, (1, 0, 2)))
 )";
   return s;
 }
@@ -116,6 +129,28 @@ TEST_F(TransposedPlanes, StreamedCopiesAreTheOperandMoved) {
   check("t3_bf16", bits(DType::kBF16, {4, 1600, 1024}), "bf16 streamed");
   // A permutation whose rows stay rows is not a plane: the tiles' copy.
   check("rows_kept", bits(DType::kF32, {300, 200, 70}), "rows kept");
+}
+
+// A row stage reads its rows along: a Transpose that moves the last axis
+// under it is stored first (a copy of planes) rather than read down its
+// columns, one line per element; one that keeps the last axis is read in
+// place.
+TEST_F(TransposedPlanes, RowStagesReadATransposeMovingTheLastAxisFromACopy) {
+  for (const char* f : {"softmax_t", "rms_norm_t"}) {
+    const std::string t = compiler::generate(fn(f)).tir;
+    EXPECT_EQ(count(t, "// stage:"), 2) << f << "\n" << t;
+    EXPECT_EQ(count(t, "// stage: Transpose"), 1) << f << "\n" << t;
+    EXPECT_EQ(count(t, "@tf_transpose_block("), 2) << f << "\n" << t;
+  }
+  const std::string kept = compiler::generate(fn("softmax_rows_kept")).tir;
+  EXPECT_EQ(count(kept, "// stage:"), 1) << kept;
+  for (const auto& s : std::vector<std::vector<int64_t>>{{3, 5}, {70, 33}, {1, 300}})
+    expect_agree(*compiler::compile(fn("softmax_t")), *module_, fn("softmax_t"),
+                 {random_array(DType::kF32, s, rng_)}, "softmax_t");
+  expect_agree(*compiler::compile(fn("rms_norm_t")), *module_, fn("rms_norm_t"),
+               {random_array(DType::kBF16, {2, 40, 17}, rng_), random_array(DType::kBF16, {40}, rng_)}, "rms_norm_t");
+  expect_agree(*compiler::compile(fn("softmax_rows_kept")), *module_, fn("softmax_rows_kept"),
+               {random_array(DType::kF32, {4, 3, 20}, rng_)}, "softmax_rows_kept");
 }
 
 }  // namespace
