@@ -36,7 +36,10 @@ the composition is slower.
 
 A third table times ops beyond the row kernels against eager, in
 alternation, on one [2048, 4096] f32 input: a transpose, an amax over rows,
-a sum over axis 0, a softmax over axis 0, tanh, log and gelu's erf form.
+a sum over axis 0, a softmax over axis 0, a softmax of a transpose, tanh,
+log and gelu's erf form; then, on their own inputs, a bf16 batch of
+transposed matrices (k.transpose(-1, -2)), a 3x3 Conv2D, a bf16 MatMul and
+a linear layer's x @ w.T.
 
 A KV-cache table appends one token per sequence in place (@func(inplace=
 "cache") over cache_scatter: only the token's rows are written) against
@@ -170,6 +173,14 @@ def o_softmax0(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return softmax(x, axis=0)
 
 @func
+def o_softmax_t(x: Tensor[(N, D), f32]) -> Tensor[(D, N), f32]:
+    return softmax(transpose(x, (1, 0)))
+
+@func
+def o_batch_t16(x: Tensor[(RB, N, D), bf16]) -> Tensor[(RB, D, N), bf16]:
+    return transpose(x, (0, 2, 1))
+
+@func
 def o_tanh(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return tanh(x)
 
@@ -208,10 +219,11 @@ COMPOSITIONS = {"rmsnorm f32": ("c_rmsnorm", "b_rmsnorm", "float32", "rmsnorm"),
 COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p].contiguous())}
 
 # Ops beyond the row kernels, against eager: label -> function (other_eager
-# has their eager forms). Each reads one [N, 4096] f32 input but the
-# products, whose inputs OTHER_PRODUCT_INPUTS lists.
+# has their eager forms). Each reads one [N, 4096] f32 input but those
+# whose inputs OTHER_PRODUCT_INPUTS lists.
 OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over axis 0": "o_sum0",
-             "softmax over axis 0": "o_softmax0", "tanh": "o_tanh", "log": "o_log", "gelu (erf)": "o_gelu_erf",
+             "softmax over axis 0": "o_softmax0", "softmax of a transpose": "o_softmax_t", "tanh": "o_tanh",
+             "batched transpose bf16": "o_batch_t16", "log": "o_log", "gelu (erf)": "o_gelu_erf",
              "conv2d 3x3": "o_conv", "matmul bf16": "o_mm16", "linear x @ w.T": "o_linear"}
 
 
@@ -219,6 +231,8 @@ def other_eager(torch):
     F = torch.nn.functional
     return {"transpose": lambda x: x.t().contiguous(), "amax over rows": lambda x: x.amax(-1),
             "sum over axis 0": lambda x: x.sum(0), "softmax over axis 0": lambda x: torch.softmax(x, 0),
+            "softmax of a transpose": lambda x: torch.softmax(x.t(), -1),
+            "batched transpose bf16": lambda x: x.transpose(1, 2).contiguous(),
             "tanh": torch.tanh, "log": lambda x: torch.log(x.abs() + 1.0), "gelu (erf)": F.gelu,
             "conv2d 3x3": lambda x, w: F.conv2d(x, w, None, padding=1), "matmul bf16": torch.mm,
             "linear x @ w.T": F.linear}
@@ -227,10 +241,12 @@ QUICK_OTHER_SHAPES = {"tiny": (8, 64)}
 # label -> {shape label: (shape of each input, dtype)}; the conv's input is
 # [images, channels, height, width] by a [channels, channels, 3, 3] weight.
 OTHER_PRODUCT_INPUTS = {
+    "batched transpose bf16": {"32x1024x512": (((32, 1024, 512),), "bfloat16")},
     "conv2d 3x3": {"4x32x56x56": (((4, 32, 56, 56), (32, 32, 3, 3)), "float32")},
     "matmul bf16": {"256x1024x1024": (((256, 1024), (1024, 1024)), "bfloat16")},
     "linear x @ w.T": {"decode M=8": (((8, 4096), (4096, 4096)), "float32")}}
 QUICK_OTHER_PRODUCT_INPUTS = {
+    "batched transpose bf16": {"tiny": (((2, 8, 40),), "bfloat16")},
     "conv2d 3x3": {"tiny": (((1, 4, 8, 8), (4, 4, 3, 3)), "float32")},
     "matmul bf16": {"tiny": (((8, 8), (8, 8)), "bfloat16")},
     "linear x @ w.T": {"tiny": (((2, 8), (8, 8)), "float32")}}

@@ -57,7 +57,8 @@ def test_bench_prints_a_markdown_table():
     # ops beyond the row kernels, each native and agreeing with eager
     other_header, other_rows = tables["other op"]
     assert {r[0] for r in other_rows} == {"transpose", "amax over rows", "sum over axis 0", "softmax over axis 0",
-                                          "tanh", "log", "gelu (erf)", "conv2d 3x3", "matmul bf16", "linear x @ w.T"}
+                                          "softmax of a transpose", "tanh", "log", "gelu (erf)",
+                                          "batched transpose bf16", "conv2d 3x3", "matmul bf16", "linear x @ w.T"}
     for r in other_rows:
         assert float(r[other_header.index("x eager")]) > 0, r
         bound = 0.1 if "bf16" in r[0] else 1e-4  # a sum of products rounded to bf16 once, eager's order or ours
