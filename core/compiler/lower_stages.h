@@ -50,9 +50,9 @@ LoweredStage lower_transpose(const EntryVars& e, size_t out, size_t x, const ops
 // A copy of transposed planes on the CPU: y (C-contiguous, as [planes, ea,
 // ej]) from x, whose element (p, a, j) is at x[plane_offset(p) + a + j * xj]
 // (x's unit stride is on y's second-to-last axis: x.T, k.transpose(-1,
-// -2)). One task per block of y columns of a plane (a 64-byte line's
-// worth), each through the prelude's tf_transpose_block, which reads x
-// along its rows and writes whole lines of y, streamed where the copy
+// -2)). A task is a block of a plane, 128 bytes of y's columns by up to
+// 4096 of its rows, through the prelude's tf_transpose_block, which reads
+// x along its rows and writes whole lines of y, streamed where the copy
 // moves stream_min_bytes() or more. Tasks run in parallel where
 // `parallel` holds. Used by a Transpose's own stage and by a fused stage
 // that only copies one operand (lower_loop_nest.cc).

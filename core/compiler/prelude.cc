@@ -480,17 +480,18 @@ static inline float tf_exp_sum_drain_n(float* v, const float* x, int64_t n, floa
 // ---- Transpose of a plane, a block of rows at a time:
 // y[a * ys + j] = x[j * xs + a] for j < rows, a < cols, where rows is at
 // most tf_transpose_rows<T> (two 64-byte lines of y: 32 floats, 16
-// doubles, 64 halves). The block's x rows are read along, 16 (8) columns a step,
-// so each is a sequential run for the hardware prefetcher; every y row of
-// a step gets one whole line, streamed where `nt` and the lines are
-// aligned. Gathering down x's columns instead reads lines a power of two
-// apart, which share cache sets ([2048, 4096] f32: 1.4 GB/s), and walking
-// 16 columns down all of x's rows reads each line after a 16 KiB stride
-// the prefetcher does not follow (8.9 GB/s against 19 read along, one
-// thread; docs/decisions.md).
+// doubles, 64 halves). The block's x rows are read along, 16 (8) columns
+// a step, so each is a sequential run for the hardware prefetcher; every y
+// row of a step gets two whole lines, streamed where `nt` and the lines
+// are aligned. Gathering down x's columns instead reads lines a power of
+// two apart, which share cache sets ([2048, 4096] f32: 43 ms on one
+// thread), and walking 16 columns down all of x's rows reads a line every
+// 16 KiB, a stride the prefetcher does not follow (5.4-6.0 ms streamed,
+// against 3.3-3.7 read along, in a C model; the library's two lines a row
+// 1.8; docs/decisions.md).
 template <typename T>
 constexpr int64_t tf_transpose_rows = 128 / static_cast<int64_t>(sizeof(T));
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 // v[k] lane i <- v[i] lane k, 32-bit lanes.
 static inline void tf_transpose16x16(__m512i* v) {
   __m512 t[16], u[16];
@@ -582,7 +583,7 @@ static inline void tf_transpose_line(const T* x, int64_t xs, T* y, int64_t ys, i
     }
   }
 }
-#endif
+#endif  // AVX-512 F, BW and VL
 template <typename T>
 static inline void tf_transpose_block(const T* __restrict x, int64_t xs, T* __restrict y, int64_t ys, int64_t rows,
                                       int64_t cols, bool nt) {
@@ -721,12 +722,16 @@ static inline __m512 tf_gelu16_exp(__m512 x) {
   const __m512 u2 = _mm512_mul_ps(k2, _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(0.044715f), cube)));
   return tf_exp16_core(tf_clamp16(u2, -87.33654f, 64.0f));
 }
-static inline __m512 tf_gelu16_finish(__m512 x, __m512 e) {  // 0.5 x (1 + fma(2e, 1 / (1 + e), -1))
+// 0.5 x (1 + fma(2e, 1 / (1 + e), -1)) as x (0.5 + fma(e, 1 / (1 + e),
+// -0.5)): every rounding halved exactly (but below the normal range), so
+// the same bits in two operations fewer (a doubling, a halving) of the
+// ~35 per 16 values: gelu is compute-bound on one core.
+static inline __m512 tf_gelu16_finish(__m512 x, __m512 e) {
   const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), e);
   __m512 q = _mm512_rcp14_ps(d);
   q = _mm512_fmadd_ps(q, _mm512_fnmadd_ps(d, q, _mm512_set1_ps(1.0f)), q);
-  const __m512 t = _mm512_fmsub_ps(_mm512_add_ps(e, e), q, _mm512_set1_ps(1.0f));
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), t));
+  const __m512 half_t = _mm512_fmsub_ps(e, q, _mm512_set1_ps(0.5f));
+  return _mm512_mul_ps(x, _mm512_add_ps(_mm512_set1_ps(0.5f), half_t));
 }
 // y[i] = tf_gelu_tanh(v[i]) for i < n <= kChunk; y may be v. With
 // kStream, y starts a 64-byte line and its whole vectors are streamed
