@@ -630,12 +630,17 @@ class Stage {
     for (const Staged& t : staged_)
       if (&t != &s && l->base() == t.buf)
         return in_row.count(t.buf.get()) ? Source{address(cache(), c0_), i64(1)} : Source{t.buf, i64(1)};
-    auto* i = as<Binary>(l->index());
-    if (!i || i->op() != BinaryOp::kMul || i->a() != ExprPtr(j_)) return {};
-    for (const Leaf& leaf : leaves_)
-      if (l->base() == leaf.row && !leaf.inner_zero && i->b() == ExprPtr(leaf.stride))
-        return {address(leaf.row, mul(c0_, leaf.stride)), leaf.stride};
+    if (const Leaf* leaf = row_leaf(*l)) return {address(leaf->row, mul(c0_, leaf->stride)), leaf->stride};
     return {};
+  }
+
+  // The leaf whose element along the row `l` loads (x[j * stride]), or null.
+  const Leaf* row_leaf(const Load& l) const {
+    auto* i = as<Binary>(l.index());
+    if (!i || i->op() != BinaryOp::kMul || i->a() != ExprPtr(j_)) return nullptr;
+    for (const Leaf& leaf : leaves_)
+      if (l.base() == leaf.row && !leaf.inner_zero && i->b() == ExprPtr(leaf.stride)) return &leaf;
+    return nullptr;
   }
 
   // The staged buffer whose element v is, where its routine has a
@@ -1141,11 +1146,7 @@ class Stage {
     if (auto* c = as<Cast>(v); c && is_half(iter_.dtype()) && c->dtype() == DType::kF32) v = c->value();
     auto* l = as<Load>(v);
     if (!l || l->dtype() != iter_.dtype() || !pieces_.empty() || !staged_.empty()) return nullptr;
-    auto* i = as<Binary>(l->index());
-    if (!i || i->op() != BinaryOp::kMul || i->a() != ExprPtr(j_)) return nullptr;
-    for (const Leaf& leaf : leaves_)
-      if (l->base() == leaf.row && !leaf.inner_zero && i->b() == ExprPtr(leaf.stride)) return &leaf;
-    return nullptr;
+    return row_leaf(*l);
   }
 
   // A stage that only copies an operand whose unit stride is on the
