@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -89,6 +90,7 @@ class PreludeRoutines : public ::testing::Test {
                                "extern \"C\" float probe_exp_sum_drain(float* v, const float* x, int64_t n, float* d) {\n"
                                "  const float s = tf_exp_sum_drain_n(v, x, n, d); tf_stream_fence(); return s; }\n"
                                "extern \"C\" void probe_gelu(float* v, int64_t n) { tf_gelu_tanh_n(v, n); }\n"
+                               "extern \"C\" float probe_gelu_scalar(float x) { return tf_gelu_tanh<float>(x); }\n"
                                "extern \"C\" double probe_lanes_add_f64(const double* l, int64_t n) { return tf_lanes_add(l, n); }\n"
                                "extern \"C\" float probe_lanes_add_f32(const float* l, int64_t n) { return tf_lanes_add(l, n); }\n"
                                "extern \"C\" int32_t probe_lanes_add_i32(const int32_t* l, int64_t n) { return tf_lanes_add(l, n); }\n"
@@ -410,6 +412,36 @@ void check_stream_line(void (*line)(T*, const T*)) {
 TEST_F(PreludeRoutines, AStreamedLineIsExactlyItsSixtyFourBytes) {
   check_stream_line(fn<void (*)(float*, const float*)>("probe_stream_line_f32"));
   check_stream_line(fn<void (*)(double*, const double*)>("probe_stream_line_f64"));
+}
+
+// The chunk gelu (its own exponential, a power of two) against the scalar
+// form elementwise stages fall back to: NaN where it is NaN, the same
+// infinities, otherwise within 4 units of the scalar result's last place,
+// or of |x| 2^-25 where 1 + tanh(u) cancels (both forms round that sum to a
+// multiple of 2^-25, torch's grain). Inputs: random magnitudes from 2^-30
+// to 24 (the cancellation sets in below -5), the ends of the clamp, huge
+// values whose cube overflows, subnormals and the special values.
+TEST_F(PreludeRoutines, ChunkGeluIsWithinFourUnitsOfTheScalarForm) {
+  const auto gelu = fn<void (*)(float*, int64_t)>("probe_gelu");
+  const auto scalar = fn<float (*)(float)>("probe_gelu_scalar");
+  ASSERT_TRUE(gelu && scalar);
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> dist(-24.0f, 24.0f);
+  std::vector<float> x = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0x1p-149f, -0x1p-140f, FLT_MAX, -FLT_MAX,
+                          1e13f, -1e13f, 5.1750915f, -5.1750915f, -6.0f, -9.0f, 9.0f, -11.0f, 11.0f};
+  for (int i = 0; i < (1 << 20); ++i) x.push_back(std::ldexp(dist(rng), -static_cast<int>(rng() % 31)));
+  std::vector<float> y = x;
+  for (size_t c = 0; c < y.size(); c += 256) gelu(y.data() + c, static_cast<int64_t>(std::min<size_t>(256, y.size() - c)));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = scalar(x[i]);
+    if (std::isnan(want) || std::isinf(want)) {
+      ASSERT_TRUE(std::isnan(want) ? std::isnan(y[i]) : y[i] == want) << "x " << x[i] << ": " << y[i] << " vs " << want;
+      continue;
+    }
+    const double unit = std::max({std::ldexp(1.0, std::ilogb(want == 0 ? 0x1p-149f : want) - 23),
+                                  std::fabs(static_cast<double>(x[i])) * 0x1p-25, 0x1p-149});
+    ASSERT_LE(std::fabs(static_cast<double>(y[i]) - want), 4 * unit) << "x " << x[i] << ": " << y[i] << " vs " << want;
+  }
 }
 
 // The two-operand gelus (streamed or not) store the bits of the in-place
