@@ -65,6 +65,21 @@ struct GemmStages {
 // sh<k>[axis] and st<k>[axis].
 tir::ExprPtr extent(const SlotVars& s, size_t axis);
 tir::ExprPtr stride(const SlotVars& s, size_t axis);
+// An operand as a stage reads it: its slot, or a Transpose of it read in
+// place (StageNeeds::transposed_in_place), whose axis i is the slot's
+// axes[i].
+struct SlotView {
+  const SlotVars& slot;
+  const std::vector<int64_t>& axes;  // empty: the slot as stored
+  size_t rank() const { return slot.type->rank(); }
+  size_t axis(size_t i) const {
+    if (axes.empty()) return i;
+    const int64_t a = axes.at(i);
+    return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank()) : a);
+  }
+  tir::ExprPtr extent_at(size_t i) const { return extent(slot, axis(i)); }
+  tir::ExprPtr stride_at(size_t i) const { return stride(slot, axis(i)); }
+};
 // The product of a slot's extents over [first, last) (1 when empty).
 tir::ExprPtr extents_product(const SlotVars& s, size_t first, size_t last);
 // The element count of a slot.

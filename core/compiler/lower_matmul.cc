@@ -14,24 +14,9 @@ using namespace tir;
 
 namespace {
 
-// An operand as the MatMul reads it: its slot, through a Transpose's axes
-// when the Transpose is read in place (axis i is the slot's axes[i]).
-struct Operand {
-  const SlotVars& slot;
-  const std::vector<int64_t>& axes;  // empty: the slot as stored
-  size_t rank() const { return slot.type->rank(); }
-  size_t axis(size_t i) const {
-    if (axes.empty()) return i;
-    const int64_t a = axes.at(i);
-    return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank()) : a);
-  }
-  ExprPtr extent_at(size_t i) const { return extent(slot, axis(i)); }
-  ExprPtr stride_at(size_t i) const { return stride(slot, axis(i)); }
-};
-
 // An operand's stride along result batch axis i (rank r result): 0 where
 // the operand lacks the axis or has extent 1 there.
-ExprPtr batch_stride(const Operand& x, size_t i, size_t r) {
+ExprPtr batch_stride(const SlotView& x, size_t i, size_t r) {
   const size_t rx = x.rank();
   if (i + rx < r) return i64(0);
   const size_t a = i + rx - r;
@@ -42,7 +27,7 @@ ExprPtr batch_stride(const Operand& x, size_t i, size_t r) {
 
 LoweredStage lower_matmul(const EntryVars& e, size_t out, size_t as, const std::vector<int64_t>& a_axes, size_t bs,
                           const std::vector<int64_t>& b_axes) {
-  const Operand a{e.slot(as), a_axes}, b{e.slot(bs), b_axes};
+  const SlotView a{e.slot(as), a_axes}, b{e.slot(bs), b_axes};
   const SlotVars& y = e.slot(out);
   const size_t r = y.type->rank(), ra = a.rank(), rb = b.rank();
   const DType d = y.type->dtype();

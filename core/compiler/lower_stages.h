@@ -34,8 +34,11 @@ namespace tf::compiler {
 
 // ---- lower_reduce.cc
 // One task per kept element of x, walking the reduced axes (the last one
-// innermost) with core/eval's accumulation and rounding.
-LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t x, const ops::Reduce& op);
+// innermost), or tiles of a kept axis at unit stride, with core/eval's
+// accumulation and rounding. x_axes: a Transpose's axes when the operand is
+// read in place through one (StageCall::axes), else empty.
+LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t x, const std::vector<int64_t>& x_axes,
+                          const ops::Reduce& op);
 
 // ---- lower_matmul.cc
 // One GEMM per batch (broadcast batch axes read stride 0).

@@ -106,7 +106,7 @@ StageNeeds in_memory_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& op
 }
 
 LoweredStage reduce(const EntryVars& e, const StageCall& c) {
-  return lower_reduce(e, c.results[0], c.slots[0], op_of<ops::Reduce>(c));
+  return lower_reduce(e, c.results[0], c.slots[0], c.axes[0], op_of<ops::Reduce>(c));
 }
 LoweredStage matmul(const EntryVars& e, const StageCall& c) {
   return lower_matmul(e, c.results[0], c.slots[0], c.axes[0], c.slots[1], c.axes[1]);

@@ -1,10 +1,12 @@
 // Reduce as a stage of its own (core/compiler/lower_reduce.cc), compiled
-// against the evaluator in both schedules: rows (the last axis reduced, or
-// the kept last axis not at unit stride) and columns (the last axis kept at
-// unit stride: each task folds a tile of outputs over every reduced index).
-// Every kind, the float, half and integer types, tiles around the chunk and
-// the vector width, NaN and infinities, empty axes, strided operands, and
-// the forms that make each vectorize.
+// against the evaluator in both schedules: rows (the last axis reduced at
+// unit stride, or no kept axis at unit stride) and columns (a kept axis at
+// unit stride: each task folds a tile of it over every reduced index; the
+// last kept axis, or another where the reduced last axis is strided, as in
+// a Transpose the stage reads in place). Every kind, the float, half and
+// integer types, tiles around the chunk and the vector width, NaN and
+// infinities, empty axes, strided operands, and the forms that make each
+// vectorize.
 #include <cmath>
 #include <limits>
 
@@ -60,6 +62,19 @@ def sm_neg2(x: Tensor[(B, N, D), f64]) -> Tensor[(B, N, D), f64]:
 @func
 def row_max(x: Tensor[(N, D), f32]) -> tuple[Tensor[(N,), f32], Tensor[(N,), f32], Tensor[(N,), f32]]:
     return amax(x, axes=-1, keepdim=False), abs_max(x, axes=-1, keepdim=False), sum(x, axes=-1, keepdim=False)
+
+@func
+def t_sum(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D, 1), f32]]:
+    return sum(transpose(x, (1, 0)), axes=-1, keepdim=False), amax(transpose(x, (1, 0)), axes=-1)
+
+@func
+def t_mid(x: Tensor[(B, N, D), f16], y: Tensor[(B, N, D), i32]) -> tuple[Tensor[(B, D), f16], Tensor[(D, B), i32]]:
+    return mean(transpose(x, (0, 2, 1)), axes=-1, keepdim=False), sum(transpose(y, (2, 0, 1)), axes=-1, keepdim=False)
+
+@func
+def t_shared(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D, N), f32]]:
+    t = transpose(x, (1, 0))
+    return sum(t, axes=-1, keepdim=False), t
 )";
 
 class ReduceStages : public ::testing::Test {
@@ -183,9 +198,58 @@ TEST_F(ReduceStages, EachScheduleVectorizes) {
   const std::string r = compiler::generate(fn("row_max")).tir;
   EXPECT_GT(count(r, "if ((is == 1))"), 0) << r;
   EXPECT_GT(count(r, "reduce(max: m"), 0) << r;
-  EXPECT_GT(count(r, "x[j]"), 0) << r;
-  EXPECT_GT(count(r, "x[(j * is)]"), 0) << r;
+  EXPECT_GT(count(r, "[j]"), 0) << r;  // the rows' loads (the columns' are [t])
+  EXPECT_GT(count(r, "[(j * is)]"), 0) << r;
   EXPECT_EQ(count(r, "tf_max("), 0) << r;
+  // The rows of a transposed view fold as columns of its first axis.
+  EXPECT_GT(count(r, "if (((st0[0] == 1) && (st0[1] != 1)))"), 0) << r;
+}
+
+// A Reduce of a Transpose is one stage that reads the Transpose's operand
+// in place: a sum over the last axis of x.T folds tiles of x's rows (the
+// columns schedule over a kept axis that is not the last), instead of
+// storing the transposed copy and summing its rows. Every tile edge, the
+// kinds, f16 and i32, a batch axis kept before or after the tiled one,
+// keepdim; NaN in a column. A Transpose that is also an output is stored
+// and read from its slot.
+TEST_F(ReduceStages, ATransposeIsReadInPlace) {
+  for (const char* f : {"t_sum", "t_mid"}) {
+    const std::string t = compiler::generate(fn(f)).tir;
+    EXPECT_EQ(count(t, "// stage: Transpose"), 0) << f << "\n" << t;
+    EXPECT_EQ(count(t, "// stage: reduce"), 2) << f << "\n" << t;
+  }
+  const std::string shared = compiler::generate(fn("t_shared")).tir;
+  EXPECT_EQ(count(shared, "// stage:"), 2) << shared;
+  for (int64_t d : {1, 15, 16, 17, 255, 256, 257, 700})
+    for (int64_t n : {1, 5, 33}) {
+      const std::string what = "[" + std::to_string(n) + ", " + std::to_string(d) + "]";
+      check("t_sum", {random_array(DType::kF32, {n, d}, rng_)}, what);
+      check("t_shared", {random_array(DType::kF32, {n, d}, rng_)}, what);
+    }
+  check("t_mid", {random_array(DType::kF16, {3, 7, 300}, rng_), random_array(DType::kI32, {3, 7, 300}, rng_, 1000.0)},
+        "[3, 7, 300]");
+  check("t_mid", {random_array(DType::kF16, {2, 40, 9}, rng_), random_array(DType::kI32, {2, 40, 9}, rng_, 1000.0)},
+        "[2, 40, 9]");
+  // Large enough for the tasks to run in parallel.
+  check("t_sum", {random_array(DType::kF32, {300, 1000}, rng_)}, "[300, 1000]");
+  NDArray x = random_array(DType::kF32, {6, 700}, rng_);
+  set_f32(x, 2 * 700 + 3, std::numeric_limits<float>::quiet_NaN());
+  set_f32(x, 5 * 700 + 300, std::numeric_limits<float>::quiet_NaN());
+  auto got = run_native(*compiler::compile(fn("t_sum")), fn("t_sum"), {x});
+  const float* mx = static_cast<const float*>(got[1].data());
+  EXPECT_TRUE(std::isnan(mx[3]) && std::isnan(mx[300]));
+  EXPECT_FALSE(std::isnan(mx[4]) || std::isnan(mx[299]) || std::isnan(mx[301]));
+  check("t_sum", {x}, "NaN");
+}
+
+// The rows of a transposed view given as the operand (a kept axis at unit
+// stride, the reduced last one strided) take the columns schedule too.
+TEST_F(ReduceStages, RowsOfATransposedViewFoldAsColumns) {
+  NDArray big = random_array(DType::kF32, {40, 600}, rng_);
+  set_f32(big, 7 * 600 + 11, std::numeric_limits<float>::quiet_NaN());
+  check("row_max", {NDArray::view(big, {600, 40}, {1, 600})}, "transposed");
+  check("row_max", {NDArray::view(big, {600, 20}, {1, 1200})}, "transposed, every other row");
+  check("row_max", {NDArray::view(big, {257, 40}, {1, 600})}, "transposed, a tile and one");
 }
 
 }  // namespace
