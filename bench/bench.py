@@ -36,10 +36,10 @@ the composition is slower.
 
 A third table times ops beyond the row kernels against eager, in
 alternation, on one [2048, 4096] f32 input: a transpose, an amax over rows,
-a sum over axis 0, a softmax over axis 0, a softmax of a transpose, tanh,
-log and gelu's erf form; then, on their own inputs, a bf16 batch of
-transposed matrices (k.transpose(-1, -2)), a 3x3 Conv2D, a bf16 MatMul and
-a linear layer's x @ w.T.
+a sum over axis 0, a sum over the rows of a transpose, a softmax over
+axis 0, a softmax of a transpose, tanh, log and gelu's erf form; then, on
+their own inputs, a bf16 batch of transposed matrices (k.transpose(-1,
+-2)), a 3x3 Conv2D, a bf16 MatMul and a linear layer's x @ w.T.
 
 A KV-cache table appends one token per sequence in place (@func(inplace=
 "cache") over cache_scatter: only the token's rows are written) against
@@ -169,6 +169,10 @@ def o_sum0(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
     return sum(x, axes=0, keepdim=False)
 
 @func
+def o_sum_t(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
+    return sum(transpose(x, (1, 0)), axes=-1, keepdim=False)
+
+@func
 def o_softmax0(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return softmax(x, axis=0)
 
@@ -222,7 +226,8 @@ COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p
 # has their eager forms). Each reads one [N, 4096] f32 input but those
 # whose inputs OTHER_PRODUCT_INPUTS lists.
 OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over axis 0": "o_sum0",
-             "softmax over axis 0": "o_softmax0", "softmax of a transpose": "o_softmax_t", "tanh": "o_tanh",
+             "sum of a transpose": "o_sum_t", "softmax over axis 0": "o_softmax0",
+             "softmax of a transpose": "o_softmax_t", "tanh": "o_tanh",
              "batched transpose bf16": "o_batch_t16", "log": "o_log", "gelu (erf)": "o_gelu_erf",
              "conv2d 3x3": "o_conv", "matmul bf16": "o_mm16", "linear x @ w.T": "o_linear"}
 
@@ -230,7 +235,8 @@ OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over a
 def other_eager(torch):
     F = torch.nn.functional
     return {"transpose": lambda x: x.t().contiguous(), "amax over rows": lambda x: x.amax(-1),
-            "sum over axis 0": lambda x: x.sum(0), "softmax over axis 0": lambda x: torch.softmax(x, 0),
+            "sum over axis 0": lambda x: x.sum(0), "sum of a transpose": lambda x: x.t().sum(-1),
+            "softmax over axis 0": lambda x: torch.softmax(x, 0),
             "softmax of a transpose": lambda x: torch.softmax(x.t(), -1),
             "batched transpose bf16": lambda x: x.transpose(1, 2).contiguous(),
             "tanh": torch.tanh, "log": lambda x: torch.log(x.abs() + 1.0), "gelu (erf)": F.gelu,
