@@ -65,9 +65,9 @@ struct GemmStages {
 // sh<k>[axis] and st<k>[axis].
 tir::ExprPtr extent(const SlotVars& s, size_t axis);
 tir::ExprPtr stride(const SlotVars& s, size_t axis);
-// An operand as a stage reads it: its slot, or a Transpose of it read in
-// place (StageNeeds::transposed_in_place), whose axis i is the slot's
-// axes[i].
+// An operand as a stage reads it: its slot, or a Transpose of it that the
+// stage reads in place (MatMul's `w.T`, StageNeeds::transposed_in_place;
+// a Reduce's operand, FusionPlan), whose axis i is the slot's axes[i].
 struct SlotView {
   const SlotVars& slot;
   const std::vector<int64_t>& axes;  // empty: the slot as stored

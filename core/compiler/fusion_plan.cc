@@ -232,14 +232,14 @@ void FusionPlan::decide_fusion() {
   choose_recomputed(is_output);
   for (const ir::Call* r : reduces_) {
     if (fused_.count(r)) continue;  // its stage checks empty rows first (a precheck)
-    // A Transpose the stage reads in place (through its axes: a sum over
-    // the rows of x.T walks x's columns as tiles, lower_reduce.cc) rather
-    // than a transposed copy stored first; what lives in memory is its
-    // operand.
+    // A Transpose is read in place (through its axes: a sum over the rows
+    // of x.T folds tiles of x's rows, lower_reduce.cc) rather than a
+    // transposed copy stored first; what lives in memory is its operand.
+    // One stored anyway (an output) is read from its slot.
     const ExprPtr& x = r->args()[0];
     const auto* t = ir::expr_as<ir::Call>(x);
     const bool in_place = t && inline_view(*t) && t->op()->name() == "Transpose" &&
-                          t->args().at(0)->kind() != ir::ExprKind::kConstant;
+                          !is_output.count(t) && t->args().at(0)->kind() != ir::ExprKind::kConstant;
     force_.insert(in_place ? t->args()[0].get() : x.get());
     // A reduce stage records a mean over an empty axis where it runs.
     if (static_cast<const ops::Reduce&>(*r->op()).kind == ops::ReduceKind::kMean) may_fail_ = true;

@@ -377,10 +377,10 @@ static inline T tf_lanes_max(const T* l, int64_t n) {
 // others) that the code generator stages through an L1 buffer, or, for
 // gelu, reads from an input's row where it lies; each falls back to a
 // loop over the scalar helper and, but for gelu (its exponential and
-// reciprocal), gives its bits exactly. Measured on one core (AVX-512), ns per element in cache, before
-// -> after: gelu 0.52 -> 0.39, SoftMax's exp 0.25 -> 0.19; an f16 round
-// trip through the c10 bit formulas ~30 vector operations per 16 values,
-// by F16C 2.
+// reciprocal), gives its bits exactly. Measured on one core (AVX-512), ns
+// per element in cache, before -> after: gelu 0.52 -> 0.39, SoftMax's exp
+// 0.25 -> 0.19; an f16 round trip through the c10 bit formulas ~30 vector
+// operations per 16 values, by F16C 2.
 #if defined(__AVX512F__)
 static inline __m512 tf_exp16_core(__m512 xc) {  // tf_exp_core, the same operations
   const __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(12582912.0f + 126.0f));

@@ -75,6 +75,11 @@ def t_mid(x: Tensor[(B, N, D), f16], y: Tensor[(B, N, D), i32]) -> tuple[Tensor[
 def t_shared(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D, N), f32]]:
     t = transpose(x, (1, 0))
     return sum(t, axes=-1, keepdim=False), t
+
+@func
+def t_twice(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D,), f32]]:
+    t = transpose(x * 2.0, (1, 0))
+    return sum(t, axes=-1, keepdim=False), amax(t, axes=-1, keepdim=False)
 )";
 
 class ReduceStages : public ::testing::Test {
@@ -210,8 +215,9 @@ TEST_F(ReduceStages, EachScheduleVectorizes) {
 // columns schedule over a kept axis that is not the last), instead of
 // storing the transposed copy and summing its rows. Every tile edge, the
 // kinds, f16 and i32, a batch axis kept before or after the tiled one,
-// keepdim; NaN in a column. A Transpose that is also an output is stored
-// and read from its slot.
+// keepdim; NaN in a column. A Transpose read by two reduce stages is read
+// in place by both; one that is also an output is stored and read from
+// its slot.
 TEST_F(ReduceStages, ATransposeIsReadInPlace) {
   for (const char* f : {"t_sum", "t_mid"}) {
     const std::string t = compiler::generate(fn(f)).tir;
@@ -220,11 +226,17 @@ TEST_F(ReduceStages, ATransposeIsReadInPlace) {
   }
   const std::string shared = compiler::generate(fn("t_shared")).tir;
   EXPECT_EQ(count(shared, "// stage:"), 2) << shared;
+  // Read by two reduce stages, both in place: x * 2 is stored as it is
+  // computed (no transposed copy of it).
+  const std::string twice = compiler::generate(fn("t_twice")).tir;
+  EXPECT_EQ(count(twice, "// stage:"), 3) << twice;
+  EXPECT_EQ(count(twice, "// stage: Transpose"), 0) << twice;
   for (int64_t d : {1, 15, 16, 17, 255, 256, 257, 700})
     for (int64_t n : {1, 5, 33}) {
       const std::string what = "[" + std::to_string(n) + ", " + std::to_string(d) + "]";
       check("t_sum", {random_array(DType::kF32, {n, d}, rng_)}, what);
       check("t_shared", {random_array(DType::kF32, {n, d}, rng_)}, what);
+      check("t_twice", {random_array(DType::kF32, {n, d}, rng_)}, what);
     }
   check("t_mid", {random_array(DType::kF16, {3, 7, 300}, rng_), random_array(DType::kI32, {3, 7, 300}, rng_, 1000.0)},
         "[3, 7, 300]");
