@@ -237,9 +237,8 @@ void FusionPlan::decide_fusion() {
     // transposed copy stored first; what lives in memory is its operand.
     // One stored anyway (an output) is read from its slot.
     const ExprPtr& x = r->args()[0];
-    const auto* t = ir::expr_as<ir::Call>(x);
-    const bool in_place = t && inline_view(*t) && t->op()->name() == "Transpose" &&
-                          !is_output.count(t) && t->args().at(0)->kind() != ir::ExprKind::kConstant;
+    const ir::Call* t = transpose_read_in_place(x);
+    const bool in_place = t && inline_view(*t) && !is_output.count(t);
     force_.insert(in_place ? t->args()[0].get() : x.get());
     // A reduce stage records a mean over an empty axis where it runs.
     if (static_cast<const ops::Reduce&>(*r->op()).kind == ops::ReduceKind::kMean) may_fail_ = true;

@@ -65,9 +65,7 @@ StageNeeds matmul_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& opera
   if (tensor_type(*operands[0]).rank() < 2 || tensor_type(*operands[1]).rank() < 2) unsupported("MatMul of a vector");
   StageNeeds n = all_in_memory(c, operands);
   for (size_t i = 0; i < operands.size(); ++i) {
-    const auto* t = ir::expr_as<ir::Call>(operands[i]);
-    const bool in_place = t && t->op() && t->op()->name() == "Transpose" &&
-                          t->args().at(0)->kind() != ir::ExprKind::kConstant;
+    const bool in_place = transpose_read_in_place(operands[i]) != nullptr;
     n.transposed_in_place.push_back(in_place);
     if (in_place) n.in_memory[i] = false;
   }
@@ -243,6 +241,13 @@ ops::OpPartTable<StageLowering>& table() {
 }  // namespace
 
 const StageLowering* find_stage_lowering(std::string_view op_name) { return table().find(op_name); }
+
+const ir::Call* transpose_read_in_place(const ir::ExprPtr& operand) {
+  const auto* t = ir::expr_as<ir::Call>(operand);
+  const bool in_place = t && t->op() && t->op()->name() == "Transpose" &&
+                        t->args().at(0)->kind() != ir::ExprKind::kConstant;
+  return in_place ? t : nullptr;
+}
 
 void register_stage_lowering(std::string op_name, StageLowering l) { table().add(std::move(op_name), l); }
 

@@ -67,6 +67,11 @@ struct StageLowering {
 // Null when the op has none (an elementwise op, a built-in row op, or an op
 // not compiled: the caller then reports it unsupported).
 const StageLowering* find_stage_lowering(std::string_view op_name);
+
+// The Transpose that `operand` is, where a stage can read it in place from
+// its own operand's slot through its axes (that operand is not a
+// Constant): MatMul's `w.T`, a Reduce stage's operand. Null otherwise.
+const ir::Call* transpose_read_in_place(const ir::ExprPtr& operand);
 void register_stage_lowering(std::string op_name, StageLowering l);
 // The table as a part of the ops' completeness check (completeness.h).
 ops::OpPart stage_lowering_part();
