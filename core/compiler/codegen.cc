@@ -8,6 +8,7 @@
 #include "core/compiler/inline.h"
 #include "core/compiler/lower_segment.h"
 #include "core/compiler/one_pass_variance.h"
+#include "core/compiler/transpose_sinking.h"
 #include "core/ir/error.h"
 
 namespace tf::compiler {
@@ -40,6 +41,9 @@ LoweredEntry lower_entry(const std::vector<ExprPtr>& inputs, const std::vector<E
   // A variance written as a mean of squared deviations takes the mean's pass
   // (one_pass_variance.h).
   outputs = one_pass_variances(outputs, stop, &notes);
+  // A reduction of an elementwise value of transposes reads the transpose of
+  // a value computed in its operands' layout (transpose_sinking.h).
+  outputs = sink_transposes(outputs, stop, &notes);
   // Each view a stage refuses is copied instead, and the kernel generated
   // again (a handful of views at most; each is refused once).
   std::unordered_set<const Expr*> copied;

@@ -80,6 +80,32 @@ def t_shared(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D, N), 
 def t_twice(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D,), f32]]:
     t = transpose(x * 2.0, (1, 0))
     return sum(t, axes=-1, keepdim=False), amax(t, axes=-1, keepdim=False)
+
+@func
+def sink_sum(x: Tensor[(N, D), f32], y: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
+    return sum(exp(transpose(x, (1, 0))) * 2.0 - transpose(y, (-1, 0)), axes=-1, keepdim=False)
+
+@func
+def sink_col(x: Tensor[(N, D), f32], w: Tensor[(1, 1), f32]) -> Tensor[(N,), f32]:
+    return amax(transpose(x, (1, 0)) * w, axes=0, keepdim=False)
+
+@func
+def sink_3d(x: Tensor[(B, N, D), f16]) -> Tensor[(D, B, 1), f64]:
+    return mean(cast(transpose(x, (2, 0, 1)), f64), axes=-1)
+
+@func
+def keep_shared(x: Tensor[(N, D), f32]) -> tuple[Tensor[(D,), f32], Tensor[(D, N), f32]]:
+    y = transpose(x, (1, 0)) * 2.0
+    return sum(y, axes=-1, keepdim=False), y
+
+@func
+def keep_mixed(x: Tensor[(N, D), f32], z: Tensor[(D, N), f32]) -> Tensor[(D,), f32]:
+    return sum(transpose(x, (1, 0)) * z, axes=-1, keepdim=False)
+
+@func
+def keep_row(x: Tensor[(N, D), f32]) -> Tensor[(D, N), f32]:
+    y = transpose(x, (1, 0)) * 2.0
+    return y / sum(y, axes=-1)
 )";
 
 class ReduceStages : public ::testing::Test {
@@ -252,6 +278,46 @@ TEST_F(ReduceStages, ATransposeIsReadInPlace) {
   EXPECT_TRUE(std::isnan(mx[3]) && std::isnan(mx[300]));
   EXPECT_FALSE(std::isnan(mx[4]) || std::isnan(mx[299]) || std::isnan(mx[301]));
   check("t_sum", {x}, "NaN");
+}
+
+// A Reduce stage of an elementwise value of transposes reads the transpose
+// of that value computed in its operands' layout: the elementwise stage
+// walks x in x's own axis order (its first stride is x's first, not its
+// second), and no stage copies a transpose. Nested ops, two Transposes
+// (one written with a negative axis), a scalar-like operand, a reduction
+// over the first axis, a 3-D permutation with a cast. Left as written: a
+// value also returned, an operand that is not a Transpose, and a row
+// reduction read back along its rows (its Transpose is copied as planes
+// and the elementwise ops fused into the row stage).
+TEST_F(ReduceStages, ATransposeSinksBelowElementwiseOpsIntoAReduce) {
+  const std::string in_order = "let bs0_0: i64 = select((sh0[0] == 1), 0, st0[0])";
+  const std::string swapped = "let bs0_0: i64 = select((sh0[1] == 1), 0, st0[1])";
+  for (const char* f : {"sink_sum", "sink_col", "sink_3d"}) {
+    const std::string t = compiler::generate(fn(f)).tir;
+    EXPECT_EQ(count(t, "// stage:"), 2) << f << "\n" << t;
+    EXPECT_EQ(count(t, "// stage: Transpose"), 0) << f << "\n" << t;
+    EXPECT_EQ(count(t, in_order), 1) << f << "\n" << t;
+  }
+  for (const char* f : {"keep_shared", "keep_mixed"}) {
+    const std::string t = compiler::generate(fn(f)).tir;
+    EXPECT_EQ(count(t, swapped), 1) << f << "\n" << t;
+  }
+  const std::string row = compiler::generate(fn("keep_row")).tir;
+  EXPECT_EQ(count(row, "// stage: Transpose"), 1) << row;
+  EXPECT_EQ(count(row, "// stage:"), 2) << row;
+  for (int64_t d : {1, 17, 256, 257, 700})
+    for (int64_t n : {1, 5, 33}) {
+      const std::string what = "[" + std::to_string(n) + ", " + std::to_string(d) + "]";
+      const NDArray x = random_array(DType::kF32, {n, d}, rng_), y = random_array(DType::kF32, {n, d}, rng_);
+      check("sink_sum", {x, y}, what);
+      check("sink_col", {x, random_array(DType::kF32, {1, 1}, rng_)}, what);
+      check("keep_shared", {x}, what);
+      check("keep_mixed", {x, random_array(DType::kF32, {d, n}, rng_)}, what);
+      check("keep_row", {x}, what);
+    }
+  check("sink_3d", {random_array(DType::kF16, {3, 7, 300}, rng_)}, "[3, 7, 300]");
+  check("sink_sum", {random_array(DType::kF32, {300, 1000}, rng_), random_array(DType::kF32, {300, 1000}, rng_)},
+        "[300, 1000]");
 }
 
 // The rows of a transposed view given as the operand (a kept axis at unit
