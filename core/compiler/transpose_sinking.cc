@@ -116,7 +116,11 @@ class Sinker final : public ir::ExprMutator {
   // their operands' layout (transpose_sinking.h); else nothing.
   std::optional<Axes> sinkable(const ExprPtr& y) const {
     auto* c = ir::expr_as<ir::Call>(y);
-    if (!c || stop_.count(c) || outputs_.count(c) || uses_.at(c) != 1 || !is_pointwise(*c)) return std::nullopt;
+    // One reader (a node the count did not reach, in a loop's body, is left
+    // as written).
+    const auto n = uses_.find(c);
+    if (!c || stop_.count(c) || outputs_.count(c) || n == uses_.end() || n->second != 1 || !is_pointwise(*c))
+      return std::nullopt;
     const size_t rank = tensor_type(*c).rank();
     std::optional<Axes> common;
     for (const ExprPtr& a : c->args()) {
