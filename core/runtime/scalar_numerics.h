@@ -296,6 +296,16 @@ TF_FN C tf_square(C x) {
   if constexpr (std::is_floating_point_v<C>) return x * x;
   else return tf_wmul<C>(x, x);
 }
+// where(c, a, b) with both values computed, as a call's arguments are: a
+// select between two loads is then a blend, where `c ? x[j] : k` is a
+// branch around one load wherever GCC forms no masked load for it (a line
+// of 16 whose condition is read as bytes: a random mask mispredicted).
+// Where's operands are read at the index the Where is computed at, so
+// both loads are always in bounds.
+template <typename C>
+TF_FN C tf_where(bool c, C a, C b) {
+  return c ? a : b;
+}
 
 // ---- run-time errors a scalar function can raise
 

@@ -368,7 +368,7 @@ TEST_F(ComposedKernels, AVarianceFromMeansTakesTheMeansPass) {
     // accumulators.
     EXPECT_EQ(count(t, "var acc"), count(builtin, "var acc")) << t;
     EXPECT_EQ(count(t, "+ f64(x0[j]))"), 0) << t;
-    EXPECT_GT(count(t, "(f64(inner) * select("), 0) << t;  // n times the finite shift
+    EXPECT_GT(count(t, "(f64(inner) * tf_where<f64>("), 0) << t;  // n times the finite shift
     for (auto d : {1, 2, 33, 2048}) agree(f, {{3, d}, {d}, {d}});
   }
   // A mean of products of two deviations, or of a deviation from another

@@ -115,6 +115,11 @@ std::string CppPrinter::expr(const ExprPtr& e) {
     case ExprKind::kLoad: {
       auto& l = static_cast<const Load&>(*e);
       const std::string base = name(l.base().get());
+      // A bool read as its byte: GCC 12 vectorizes no loop that loads a
+      // bool (`m[j] ? x[j] : c`, a mask's where, became per-element
+      // branches), and does vectorize the byte compared with zero.
+      if (l.dtype() == DType::kBool)
+        return "(reinterpret_cast<const uint8_t*>(" + base + ")[" + expr(l.index()) + "] != 0)";
       return base + "[" + expr(l.index()) + "]";
     }
     case ExprKind::kAddress: {
