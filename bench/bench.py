@@ -36,10 +36,12 @@ the composition is slower.
 
 A third table times ops beyond the row kernels against eager, in
 alternation, on one [2048, 4096] f32 input: a transpose, an amax over rows,
-a sum over axis 0, a sum over the rows of a transpose, a softmax over
-axis 0, a softmax of a transpose, tanh, log and gelu's erf form; then, on
-their own inputs, a bf16 batch of transposed matrices (k.transpose(-1,
--2)), a 3x3 Conv2D, a bf16 MatMul and a linear layer's x @ w.T.
+a sum over axis 0, a sum over the rows of a transpose and of a scaled
+transpose (x.T * 2), a softmax over axis 0, a softmax of a transpose, tanh,
+log and gelu's erf form; then, on their own inputs, a softmax of x masked
+by a random bool mask (where(m, x, -1e30)), a bf16 batch of transposed
+matrices (k.transpose(-1, -2)), a 3x3 Conv2D, a bf16 MatMul and a linear
+layer's x @ w.T.
 
 A KV-cache table appends one token per sequence in place (@func(inplace=
 "cache") over cache_scatter: only the token's rows are written) against
@@ -173,6 +175,14 @@ def o_sum_t(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
     return sum(transpose(x, (1, 0)), axes=-1, keepdim=False)
 
 @func
+def o_sum_ts(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
+    return sum(transpose(x, (1, 0)) * 2.0, axes=-1, keepdim=False)
+
+@func
+def o_masked_softmax(x: Tensor[(N, D), f32], m: Tensor[(N, D), bool]) -> Tensor[(N, D), f32]:
+    return softmax(where(m, x, -1e30))
+
+@func
 def o_softmax0(x: Tensor[(N, D), f32]) -> Tensor[(N, D), f32]:
     return softmax(x, axis=0)
 
@@ -226,7 +236,8 @@ COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p
 # has their eager forms). Each reads one [N, 4096] f32 input but those
 # whose inputs OTHER_PRODUCT_INPUTS lists.
 OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over axis 0": "o_sum0",
-             "sum of a transpose": "o_sum_t", "softmax over axis 0": "o_softmax0",
+             "sum of a transpose": "o_sum_t", "sum of a scaled transpose": "o_sum_ts",
+             "masked softmax": "o_masked_softmax", "softmax over axis 0": "o_softmax0",
              "softmax of a transpose": "o_softmax_t", "tanh": "o_tanh",
              "batched transpose bf16": "o_batch_t16", "log": "o_log", "gelu (erf)": "o_gelu_erf",
              "conv2d 3x3": "o_conv", "matmul bf16": "o_mm16", "linear x @ w.T": "o_linear"}
@@ -236,6 +247,8 @@ def other_eager(torch):
     F = torch.nn.functional
     return {"transpose": lambda x: x.t().contiguous(), "amax over rows": lambda x: x.amax(-1),
             "sum over axis 0": lambda x: x.sum(0), "sum of a transpose": lambda x: x.t().sum(-1),
+            "sum of a scaled transpose": lambda x: (x.t() * 2.0).sum(-1),
+            "masked softmax": lambda x, m: torch.softmax(torch.where(m, x, -1e30), -1),
             "softmax over axis 0": lambda x: torch.softmax(x, 0),
             "softmax of a transpose": lambda x: torch.softmax(x.t(), -1),
             "batched transpose bf16": lambda x: x.transpose(1, 2).contiguous(),
@@ -244,14 +257,17 @@ def other_eager(torch):
             "linear x @ w.T": F.linear}
 OTHER_SHAPES = {"32 MiB": (2048, 4096)}
 QUICK_OTHER_SHAPES = {"tiny": (8, 64)}
-# label -> {shape label: (shape of each input, dtype)}; the conv's input is
-# [images, channels, height, width] by a [channels, channels, 3, 3] weight.
+# label -> {shape label: (shape of each input, dtype or one per input)}; the
+# conv's input is [images, channels, height, width] by a [channels, channels,
+# 3, 3] weight; a bool input is a random mask (half its elements set).
 OTHER_PRODUCT_INPUTS = {
+    "masked softmax": {"32 MiB": (((2048, 4096), (2048, 4096)), ("float32", "bool"))},
     "batched transpose bf16": {"32x1024x512": (((32, 1024, 512),), "bfloat16")},
     "conv2d 3x3": {"4x32x56x56": (((4, 32, 56, 56), (32, 32, 3, 3)), "float32")},
     "matmul bf16": {"256x1024x1024": (((256, 1024), (1024, 1024)), "bfloat16")},
     "linear x @ w.T": {"decode M=8": (((8, 4096), (4096, 4096)), "float32")}}
 QUICK_OTHER_PRODUCT_INPUTS = {
+    "masked softmax": {"tiny": (((8, 64), (8, 64)), ("float32", "bool"))},
     "batched transpose bf16": {"tiny": (((2, 8, 40),), "bfloat16")},
     "conv2d 3x3": {"tiny": (((1, 4, 8, 8), (4, 4, 3, 3)), "float32")},
     "matmul bf16": {"tiny": (((8, 8), (8, 8)), "bfloat16")},
@@ -493,7 +509,8 @@ def other_ops(torch, m, quick):
         cases = {label: ((make_inputs(torch, "gelu-tanh", shape)[0],), shape)
                  for label, shape in (QUICK_OTHER_SHAPES if quick else OTHER_SHAPES).items()}
         if name in products:
-            cases = {label: (tuple(torch.randn(s, generator=g).to(getattr(torch, dtype)) for s in shapes), shapes[0])
+            cases = {label: (tuple(random_input(torch, s, d, g) for s, d in zip(shapes, per_input(dtype, shapes))),
+                             shapes[0])
                      for label, (shapes, dtype) in products[name].items()}
         for label, (x, shape) in cases.items():
             tf_s, eager_s = paired_s(lambda: k(*x), lambda: eager(*x), 3 if quick else 10)
@@ -501,6 +518,16 @@ def other_ops(torch, m, quick):
             out[f"{name}|{label}|{shape}"] = {"tf": tf_s, "eager": eager_s, "backend": m.compile(fn).backend,
                                               "max_diff": diff}
     return out
+
+
+def per_input(dtype, shapes):
+    return dtype if isinstance(dtype, tuple) else (dtype,) * len(shapes)
+
+
+def random_input(torch, shape, dtype, g):
+    """Normal values in dtype; for bool, a mask with about half its elements set."""
+    x = torch.randn(shape, generator=g)
+    return x > 0 if dtype == "bool" else x.to(getattr(torch, dtype))
 
 
 def kv_cache(torch, m, quick):

@@ -89,8 +89,12 @@ ExprPtr lower_binary(const ScalarArgs& a) {
     case BinaryKind::kLe: return tir::le(x, y);
     case BinaryKind::kGt: return tir::gt(x, y);
     case BinaryKind::kGe: return tir::ge(x, y);
-    case BinaryKind::kLogicalAnd: return tir::land(tir::ne(x, zero(c)), tir::ne(y, zero(c)));
-    case BinaryKind::kLogicalOr: return tir::lor(tir::ne(x, zero(c)), tir::ne(y, zero(c)));
+    // Both operands computed (tf_land / tf_lor), not && / ||, which read the
+    // second only where the first decides nothing: a branch per element.
+    case BinaryKind::kLogicalAnd:
+      return tir::call(Type::scalar(DType::kBool), "tf_land", {tir::ne(x, zero(c)), tir::ne(y, zero(c))});
+    case BinaryKind::kLogicalOr:
+      return tir::call(Type::scalar(DType::kBool), "tf_lor", {tir::ne(x, zero(c)), tir::ne(y, zero(c))});
     case BinaryKind::kLogicalXor: return tir::ne(tir::ne(x, zero(c)), tir::ne(y, zero(c)));
   }
   TF_CHECK(false, "scalar lowering: unknown Binary kind");

@@ -306,6 +306,11 @@ template <typename C>
 TF_FN C tf_where(bool c, C a, C b) {
   return c ? a : b;
 }
+// Logical and / or of two elementwise values, both computed (&& and ||
+// read the second only where the first decides nothing: a branch per
+// element, as above).
+TF_FN bool tf_land(bool a, bool b) { return a & b; }
+TF_FN bool tf_lor(bool a, bool b) { return a | b; }
 
 // ---- run-time errors a scalar function can raise
 

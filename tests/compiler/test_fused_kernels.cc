@@ -92,8 +92,8 @@ def scaled_softmax(x: Tensor[(N, D), f32], c: Tensor[(N, 1), f32]) -> Tensor[(N,
     return softmax(s) + s
 
 @func
-def masked(x: Tensor[(N, D), f32], m: Tensor[(N, D), bool], k: Tensor[(N, 1), bool]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32]]:
-    return where(m, x, -1e30), softmax(where(k, x * 2.0, x))
+def masked(x: Tensor[(N, D), f32], m: Tensor[(N, D), bool], k: Tensor[(N, 1), bool]) -> tuple[Tensor[(N, D), f32], Tensor[(N, D), f32], Tensor[(N, D), f32]]:
+    return where(m, x, -1e30), softmax(where(k, x * 2.0, x)), x * cast((m & (x > 0.0)) | k, f32)
 )";
 
 class FusedKernels : public ::testing::Test {
@@ -303,12 +303,16 @@ TEST_F(FusedKernels, StreamedStoresLeaveALineAtATime) {
 
 // A mask's where is a blend: the mask is read as bytes (GCC vectorizes no
 // loop that loads a bool) and both values are computed (tf_where), so no
-// element branches around a load. Agreement on a streamed shape too,
-// whose line loops are where the branches were (a random mask: 9x the
-// time of the blend through torch.ops).
+// element branches around a load; logical and / or compute both operands
+// too (tf_land, tf_lor), and a mask converts to float from its byte.
+// Agreement on a streamed shape too, whose line loops are where the
+// branches were (a random mask: 9x the time of the blend through
+// torch.ops).
 TEST_F(FusedKernels, AMaskIsReadAsBytesAndBothValuesComputed) {
   const std::string body = compiler::generate(*module_->lookup("masked")).body;
-  EXPECT_GT(count(body, "tf_where<float>((reinterpret_cast<const uint8_t*>("), 0) << body;
+  EXPECT_GT(count(body, "tf_where<float>(reinterpret_cast<const uint8_t*>("), 0) << body;
+  EXPECT_GT(count(body, "tf_lor((tf_land("), 0) << body;
+  EXPECT_GT(count(body, "((float)(tf_lor("), 0) << body;
   EXPECT_EQ(count(body, "[j] ?"), 0) << body;
   check("masked", {{3, 5}, {3, 5}, {3, 1}}, {{2049, 2049}, {2049, 2049}, {2049, 1}});
 }

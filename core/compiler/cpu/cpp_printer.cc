@@ -115,11 +115,13 @@ std::string CppPrinter::expr(const ExprPtr& e) {
     case ExprKind::kLoad: {
       auto& l = static_cast<const Load&>(*e);
       const std::string base = name(l.base().get());
-      // A bool read as its byte: GCC 12 vectorizes no loop that loads a
-      // bool (`m[j] ? x[j] : c`, a mask's where, became per-element
-      // branches), and does vectorize the byte compared with zero.
+      // A bool read as its byte, 0 or 1 (a bool tensor's values, in torch
+      // and at the ABI): GCC 12 vectorizes no loop that loads a bool (a
+      // mask's where became per-element branches), and a line of 16 that
+      // converts the byte's comparison with zero to float neither; the
+      // byte itself converts and tests as the bool would.
       if (l.dtype() == DType::kBool)
-        return "(reinterpret_cast<const uint8_t*>(" + base + ")[" + expr(l.index()) + "] != 0)";
+        return "reinterpret_cast<const uint8_t*>(" + base + ")[" + expr(l.index()) + "]";
       return base + "[" + expr(l.index()) + "]";
     }
     case ExprKind::kAddress: {
