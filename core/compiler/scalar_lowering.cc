@@ -127,7 +127,9 @@ ExprPtr lower_unary(const ScalarArgs& a) {
 }
 
 // Both values computed (tf_where), not a select that loads one of them.
-ExprPtr lower_where(const ScalarArgs& a) { return tcall(a.args[1]->dtype(), "tf_where", {a.args[0], a.args[1], a.args[2]}); }
+ExprPtr lower_where(const ScalarArgs& a) {
+  return tcall(a.args[1]->dtype(), "tf_where", {a.args[0], a.args[1], a.args[2]});
+}
 
 // A bound in the compute type, converted as the evaluator converts it
 // (rounded to a float dtype, saturated to an integer one); null when it
