@@ -7,6 +7,7 @@
 
 #include "core/compiler/emit_util.h"
 #include "core/compiler/lower_loop_nest.h"
+#include "core/compiler/stage_lowering.h"
 #include "core/ir/visitor.h"
 #include "core/ops/tensor/tensor.h"
 #include "core/sema/typeinfer.h"
@@ -103,13 +104,11 @@ class Sinker final : public ir::ExprMutator {
     return c.op() && c.op()->name() == "Reduce" && (outputs_.count(&c) || !is_row_reduce(c));
   }
 
-  // A Transpose of a computed or given value (not a literal) outside the
-  // values given to the segment, as a Reduce reads in place.
+  // A Transpose a Reduce stage reads in place, outside the values given to
+  // the segment.
   const ir::Call* transpose_of_value(const ExprPtr& e) const {
-    auto* t = ir::expr_as<ir::Call>(e);
-    const bool ok = t && !stop_.count(t) && t->op() && t->op()->name() == "Transpose" &&
-                    t->args()[0]->kind() != ir::ExprKind::kConstant;
-    return ok ? t : nullptr;
+    const ir::Call* t = transpose_read_in_place(e);
+    return t && !stop_.count(t) ? t : nullptr;
   }
 
   // The common axes of the Transposes under y when y can be computed in
