@@ -1,7 +1,8 @@
 // CUBINs: NVRTC compiles a program for an architecture once per machine —
 // cached in process, and on disk for every other process (a second process
 // reads the file and compiles nothing) — and TF_DUMP_DIR receives the
-// .cu, the .ptx and the .tir.
+// .cu, the .ptx and the .tir; the NVRTC that compiles them is one whose
+// CUBINs the driver loads.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -60,6 +61,20 @@ compiler::cuda::CudaProgram program(const std::string& scale) {
                           "def f(x: Tensor[(N, 16), f32]) -> Tensor[(N, 16), f32]:\n    return softmax(x * " +
                           scale + ")\n";
   return compiler::cuda::generate_cuda(*frontend::parse_module(src, "images.tf")->lookup("f"));
+}
+
+// Of the NVRTCs found, the first whose CUBINs the driver loads: a driver
+// runs code of its own CUDA major version or older, so a CUDA 13 toolkit on
+// a 12.x driver must not shadow the NVRTC 12 a pip-installed torch brings.
+TEST(CudaImages, TheNvrtcTakenIsOneTheDriverLoadsCodeFrom) {
+  using compiler::cuda::pick_nvrtc;
+  EXPECT_EQ(pick_nvrtc({13, 12}, 12040), 1);
+  EXPECT_EQ(pick_nvrtc({13, 12}, 13000), 0);
+  EXPECT_EQ(pick_nvrtc({12, 13}, 13010), 0);
+  EXPECT_EQ(pick_nvrtc({13, 13, 12, 11}, 12080), 2);
+  EXPECT_EQ(pick_nvrtc({13, 12}, 11080), 0) << "none the driver loads from: the first, whose load error says why";
+  EXPECT_EQ(pick_nvrtc({13, 12}, 0), 0) << "no driver (compiling only): the first";
+  EXPECT_EQ(pick_nvrtc({}, 12040), -1);
 }
 
 TEST(CudaImages, CompiledOncePerMachineAndDumped) {

@@ -11,43 +11,19 @@
 #include <utility>
 #include <vector>
 
+#include "core/compiler/cuda/entry_points.h"
 #include "core/ir/error.h"
-
-// cuBLAS's handle type with cublas_api.h's name (see driver.h).
-struct cublasContext;
 
 namespace tf::compiler::cuda {
 namespace {
 
-// cuBLAS's C API, declared here (stable since CUDA 11) so that the build
-// needs no toolkit.
-using Handle = ::cublasContext*;
-using Status = int;
-constexpr Status kOk = 0;
-constexpr int kOpN = 0, kOpT = 1;
-constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14;  // cudaDataType
-constexpr int kCompute32F = 68, kCompute64F = 70;             // cublasComputeType_t
-constexpr int kDefaultMath = 0;                               // no TF32
-constexpr int kAlgoDefault = -1;
-
-struct Api {
-  Status (*create)(Handle*);
-  Status (*set_stream)(Handle, CUstream);
-  Status (*set_math_mode)(Handle, int);
-  Status (*set_workspace)(Handle, void*, size_t);
-  Status (*gemm)(Handle, int, int, int, int, int, const void*, const void*, int, int, long long, const void*, int,
-                 int, long long, const void*, void*, int, int, long long, int, int, int);
-  const char* (*status_string)(Status);  // may be missing (CUDA < 11.4)
-};
-
-Api g_api{};
+CublasApi g_api{};
 std::string g_why;  // empty when loaded
 
-template <typename F>
-bool bind(void* lib, const char* symbol, F* fn) {
-  *fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!*fn) g_why = std::string("it lacks ") + symbol;
-  return *fn != nullptr;
+bool bind_all(void* lib) {
+#define TF_BIND(member, symbol) &&bind_symbol(lib, #symbol, &g_api.member, &g_why)
+  return true TF_CUBLAS_ENTRY_POINTS(TF_BIND);
+#undef TF_BIND
 }
 
 void load() {
@@ -65,11 +41,11 @@ void load() {
       continue;
     }
     g_why.clear();
-    if (bind(lib, "cublasCreate_v2", &g_api.create) && bind(lib, "cublasSetStream_v2", &g_api.set_stream) &&
-        bind(lib, "cublasSetMathMode", &g_api.set_math_mode) &&
-        bind(lib, "cublasSetWorkspace_v2", &g_api.set_workspace) &&
-        bind(lib, "cublasGemmStridedBatchedEx", &g_api.gemm)) {
-      g_api.status_string = reinterpret_cast<const char* (*)(Status)>(dlsym(lib, "cublasGetStatusString"));
+    if (bind_all(lib)) {
+      std::string optional;  // before CUDA 11.4: a failure names its status by number
+#define TF_BIND(member, symbol) bind_symbol(lib, #symbol, &g_api.member, &optional);
+      TF_CUBLAS_OPTIONAL_ENTRY_POINTS(TF_BIND)
+#undef TF_BIND
       return;
     }
     tried += "\n  " + path + ": " + g_why;
@@ -79,15 +55,15 @@ void load() {
           "\nInstall the CUDA toolkit's cuBLAS or set TF_CUBLAS_LIBRARY to libcublas.so's path.";
 }
 
-const Api& api() {
+const CublasApi& api() {
   static std::once_flag once;
   std::call_once(once, load);
   if (!g_why.empty()) ir::fail(ir::ErrorKind::kUnsupported, g_why);
   return g_api;
 }
 
-void check_status(Status s, const char* what) {
-  if (s == kOk) return;
+void check_status(cublasStatus s, const char* what) {
+  if (s == kCublasSuccess) return;
   const char* text = g_api.status_string ? g_api.status_string(s) : nullptr;
   ir::fail(ir::ErrorKind::kRuntime,
            std::string(what) + " failed: " + (text ? text : "cuBLAS status " + std::to_string(s)));
@@ -97,24 +73,24 @@ void check_status(Status s, const char* what) {
 // that set different streams on it), created in the current context and
 // kept for the process's life (cuBLAS's own teardown at exit would race the
 // driver's).
-Handle handle(int device) {
+cublasHandle handle(int device) {
   static std::mutex mu;
-  static auto* handles = new std::map<std::pair<std::thread::id, int>, Handle>();
+  static auto* handles = new std::map<std::pair<std::thread::id, int>, cublasHandle>();
   std::lock_guard<std::mutex> lock(mu);
-  Handle& h = (*handles)[{std::this_thread::get_id(), device}];
+  cublasHandle& h = (*handles)[{std::this_thread::get_id(), device}];
   if (!h) {
     check_status(api().create(&h), "cublasCreate");
-    check_status(g_api.set_math_mode(h, kDefaultMath), "cublasSetMathMode");
+    check_status(g_api.set_math_mode(h, kCublasDefaultMath), "cublasSetMathMode");
   }
   return h;
 }
 
 int data_type(ir::DType d) {
   switch (d) {
-    case ir::DType::kF16: return kR16F;
-    case ir::DType::kBF16: return kR16BF;
-    case ir::DType::kF32: return kR32F;
-    case ir::DType::kF64: return kR64F;
+    case ir::DType::kF16: return kCudaR16F;
+    case ir::DType::kBF16: return kCudaR16BF;
+    case ir::DType::kF32: return kCudaR32F;
+    case ir::DType::kF64: return kCudaR64F;
     default: ir::fail(ir::ErrorKind::kUnsupported, "MatMul of " + std::string(ir::dtype_name(d)) + " on CUDA");
   }
 }
@@ -142,11 +118,11 @@ struct Operand {
 Operand operand(int64_t rows, int64_t cols, int64_t s_rows, int64_t s_cols, const char* name) {
   if (cols == 1 || s_cols == 1) {
     const int64_t ld = rows == 1 ? std::max<int64_t>(cols, 1) : s_rows;
-    if (ld >= std::max<int64_t>(cols, 1)) return Operand{kOpN, as_int(ld, "a leading dimension")};
+    if (ld >= std::max<int64_t>(cols, 1)) return Operand{kCublasOpN, as_int(ld, "a leading dimension")};
   }
   if (rows == 1 || s_rows == 1) {
     const int64_t ld = cols == 1 ? std::max<int64_t>(rows, 1) : s_cols;
-    if (ld >= std::max<int64_t>(rows, 1)) return Operand{kOpT, as_int(ld, "a leading dimension")};
+    if (ld >= std::max<int64_t>(rows, 1)) return Operand{kCublasOpT, as_int(ld, "a leading dimension")};
   }
   ir::fail(ir::ErrorKind::kUnsupported, std::string("MatMul on CUDA: operand ") + name + " (strides " +
                                             std::to_string(s_rows) + ", " + std::to_string(s_cols) +
@@ -180,7 +156,7 @@ void gemm(const runtime::NDArray& a, const runtime::NDArray& b, const runtime::N
   const Operand pb = operand(K, N, b.strides()[rb - 2], b.strides()[rb - 1], "b");
   // A (M x K) as the second operand: op(Q)[k][m] = A[m][k], the same rule on A^T.
   const Operand pa = operand(M, K, a.strides()[ra - 2], a.strides()[ra - 1], "a");
-  const Handle h = handle(device);
+  const cublasHandle h = handle(device);
   check_status(g_api.set_stream(h, stream), "cublasSetStream");
   check_status(g_api.set_workspace(h, workspace, static_cast<size_t>(workspace_bytes)), "cublasSetWorkspace");
   const int type = data_type(y.dtype());
@@ -209,7 +185,7 @@ void gemm(const runtime::NDArray& a, const runtime::NDArray& b, const runtime::N
     char* py = static_cast<char*>(y.data()) + q * inner * M * N * esize;
     check_status(g_api.gemm(h, pb.op, pa.op, as_int(N, "N"), as_int(M, "M"), as_int(K, "K"), alpha, pb_ptr, type,
                             pb.ld, sb, pa_ptr, type, pa.ld, sa, beta, py, type, as_int(N, "N"), M * N,
-                            as_int(inner, "a batch"), f64 ? kCompute64F : kCompute32F, kAlgoDefault),
+                            as_int(inner, "a batch"), f64 ? kCublasCompute64F : kCublasCompute32F, kCublasGemmDefault),
                  "cublasGemmStridedBatchedEx");
   }
 }

@@ -11,43 +11,13 @@
 namespace tf::compiler::cuda {
 namespace {
 
-constexpr CUresult kSuccess = 0;
-constexpr CUresult kOutOfMemory = 2;
-constexpr int kAttrComputeMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int kAttrComputeMinor = 76;
-constexpr int kAttrMultiprocessors = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-
 DriverApi g_api{};
 DriverStatus g_status;
 
-template <typename F>
-bool bind(void* lib, const char* symbol, F* fn, std::string* why) {
-  *fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!*fn) *why = std::string("it lacks ") + symbol;
-  return *fn != nullptr;
-}
-
 bool bind_all(void* lib, std::string* why) {
-  DriverApi& a = g_api;
-  return bind(lib, "cuInit", &a.init, why) && bind(lib, "cuDriverGetVersion", &a.driver_version, why) &&
-         bind(lib, "cuDeviceGetCount", &a.device_count, why) && bind(lib, "cuDeviceGet", &a.device_get, why) &&
-         bind(lib, "cuDeviceGetAttribute", &a.device_attribute, why) &&
-         bind(lib, "cuDevicePrimaryCtxRetain", &a.primary_ctx_retain, why) &&
-         bind(lib, "cuCtxGetCurrent", &a.ctx_get_current, why) && bind(lib, "cuCtxPushCurrent_v2", &a.ctx_push, why) &&
-         bind(lib, "cuCtxPopCurrent_v2", &a.ctx_pop, why) &&
-         bind(lib, "cuModuleLoadData", &a.module_load_data, why) &&
-         bind(lib, "cuModuleUnload", &a.module_unload, why) &&
-         bind(lib, "cuModuleGetFunction", &a.module_function, why) && bind(lib, "cuLaunchKernel", &a.launch, why) &&
-         bind(lib, "cuMemAlloc_v2", &a.mem_alloc, why) && bind(lib, "cuMemFree_v2", &a.mem_free, why) &&
-         bind(lib, "cuMemAllocAsync", &a.mem_alloc_async, why) && bind(lib, "cuMemFreeAsync", &a.mem_free_async, why) &&
-         bind(lib, "cuMemsetD8Async", &a.memset_d8_async, why) &&
-         bind(lib, "cuMemsetD32Async", &a.memset_d32_async, why) &&
-         bind(lib, "cuMemcpyDtoHAsync_v2", &a.memcpy_dtoh_async, why) &&
-         bind(lib, "cuMemcpyDtoDAsync_v2", &a.memcpy_dtod_async, why) &&
-         bind(lib, "cuMemcpyHtoD_v2", &a.memcpy_htod, why) && bind(lib, "cuMemcpyDtoH_v2", &a.memcpy_dtoh, why) &&
-         bind(lib, "cuStreamSynchronize", &a.stream_synchronize, why) &&
-         bind(lib, "cuStreamIsCapturing", &a.stream_is_capturing, why) &&
-         bind(lib, "cuGetErrorName", &a.error_name, why) && bind(lib, "cuGetErrorString", &a.error_string, why);
+#define TF_BIND(member, symbol) &&bind_symbol(lib, #symbol, &g_api.member, why)
+  return true TF_CUDA_DRIVER_ENTRY_POINTS(TF_BIND);
+#undef TF_BIND
 }
 
 std::string describe(CUresult r) {
@@ -73,7 +43,7 @@ void load() {
     g_status.why = "the CUDA driver " + path + " is too old: " + why;
     return;
   }
-  if (CUresult r = g_api.init(0); r != kSuccess) {
+  if (CUresult r = g_api.init(0); r != kCudaSuccess) {
     g_status.why = "cuInit failed: " + describe(r);
     return;
   }
@@ -103,8 +73,8 @@ const DriverApi& driver() {
 }
 
 void check(CUresult r, const char* what) {
-  if (r == kSuccess) return;
-  ir::fail(r == kOutOfMemory ? ir::ErrorKind::kOutOfMemory : ir::ErrorKind::kRuntime,
+  if (r == kCudaSuccess) return;
+  ir::fail(r == kCudaErrorOutOfMemory ? ir::ErrorKind::kOutOfMemory : ir::ErrorKind::kRuntime,
            std::string(what) + ": " + describe(r));
 }
 
@@ -199,9 +169,9 @@ void copy_to_host(int device, void* dst, const void* src, size_t bytes) {
 }
 
 bool stream_is_capturing(CUstream stream) {
-  int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+  int status = kStreamCaptureStatusNone;
   check(driver().stream_is_capturing(stream, &status), "cuStreamIsCapturing");
-  return status != 0;
+  return status != kStreamCaptureStatusNone;
 }
 
 }  // namespace tf::compiler::cuda

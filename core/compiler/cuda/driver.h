@@ -6,8 +6,8 @@
 // implementation of the driver API, such as the tests' emulated device),
 // else libcuda.so.1, the driver's soname. The calls used are the driver's
 // stable C ABI (the _v2 entry points CUDA has exported since 3.2, and the
-// stream-ordered allocator of 11.2), declared here rather than taken from
-// <cuda.h> so that the build does not need the toolkit.
+// stream-ordered allocator of 11.2), declared in entry_points.h rather than
+// taken from <cuda.h> so that the build does not need the toolkit.
 //
 // Contexts: every call runs in the device's primary context, the one the
 // CUDA runtime (and so torch) uses; a caller's own current context is
@@ -18,54 +18,9 @@
 #include <cstdint>
 #include <string>
 
-// The driver's handle types, declared at global scope with <cuda.h>'s
-// names: a driver written against those names (the tests' emulated one)
-// then has exactly the function types called here.
-struct CUctx_st;
-struct CUmod_st;
-struct CUfunc_st;
-struct CUstream_st;
+#include "core/compiler/cuda/entry_points.h"
 
 namespace tf::compiler::cuda {
-
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = uint64_t;
-using CUcontext = ::CUctx_st*;
-using CUmodule = ::CUmod_st*;
-using CUfunction = ::CUfunc_st*;
-using CUstream = ::CUstream_st*;
-
-struct DriverApi {
-  CUresult (*init)(unsigned);
-  CUresult (*driver_version)(int*);
-  CUresult (*device_count)(int*);
-  CUresult (*device_get)(CUdevice*, int);
-  CUresult (*device_attribute)(int*, int, CUdevice);
-  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice);
-  CUresult (*ctx_get_current)(CUcontext*);
-  CUresult (*ctx_push)(CUcontext);
-  CUresult (*ctx_pop)(CUcontext*);
-  CUresult (*module_load_data)(CUmodule*, const void*);
-  CUresult (*module_unload)(CUmodule);
-  CUresult (*module_function)(CUfunction*, CUmodule, const char*);
-  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-                     void**, void**);
-  CUresult (*mem_alloc)(CUdeviceptr*, size_t);
-  CUresult (*mem_free)(CUdeviceptr);
-  CUresult (*mem_alloc_async)(CUdeviceptr*, size_t, CUstream);
-  CUresult (*mem_free_async)(CUdeviceptr, CUstream);
-  CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, size_t, CUstream);
-  CUresult (*memset_d32_async)(CUdeviceptr, unsigned, size_t, CUstream);
-  CUresult (*memcpy_dtoh_async)(void*, CUdeviceptr, size_t, CUstream);
-  CUresult (*memcpy_dtod_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t);
-  CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t);
-  CUresult (*stream_synchronize)(CUstream);
-  CUresult (*stream_is_capturing)(CUstream, int*);
-  CUresult (*error_name)(CUresult, const char**);
-  CUresult (*error_string)(CUresult, const char**);
-};
 
 struct DriverStatus {
   bool available = false;

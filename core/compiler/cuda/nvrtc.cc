@@ -7,33 +7,14 @@
 #include <mutex>
 #include <regex>
 
+#include "core/compiler/cuda/driver.h"
+#include "core/compiler/cuda/entry_points.h"
 #include "core/ir/error.h"
 
 namespace tf::compiler::cuda {
 namespace {
 
-// NVRTC's C API, declared here rather than taken from <nvrtc.h>: the build
-// must not need the toolkit. These signatures are NVRTC's stable ABI since
-// CUDA 11 (nvrtcResult is an int-sized enum, nvrtcProgram a pointer).
-using nvrtcProgram = struct NvrtcProgramOpaque*;
-using nvrtcResult = int;
-constexpr nvrtcResult kNvrtcSuccess = 0;
-
-struct Api {
-  nvrtcResult (*version)(int*, int*);
-  nvrtcResult (*create)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*);
-  nvrtcResult (*compile)(nvrtcProgram, int, const char* const*);
-  nvrtcResult (*destroy)(nvrtcProgram*);
-  nvrtcResult (*log_size)(nvrtcProgram, size_t*);
-  nvrtcResult (*log)(nvrtcProgram, char*);
-  nvrtcResult (*ptx_size)(nvrtcProgram, size_t*);
-  nvrtcResult (*ptx)(nvrtcProgram, char*);
-  nvrtcResult (*cubin_size)(nvrtcProgram, size_t*);
-  nvrtcResult (*cubin)(nvrtcProgram, char*);
-  const char* (*error_string)(nvrtcResult);
-};
-
-Api g_api{};
+NvrtcApi g_api{};
 NvrtcStatus g_status;
 std::atomic<int64_t> g_compiles{0};
 
@@ -48,45 +29,54 @@ std::vector<std::string> candidates() {
   return out;
 }
 
-template <typename F>
-bool bind(void* lib, const char* symbol, F* fn, std::string* why) {
-  *fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!*fn) *why = std::string("it lacks ") + symbol;
-  return *fn != nullptr;
+bool bind_all(void* lib, NvrtcApi* api, std::string* why) {
+#define TF_BIND(member, symbol) &&bind_symbol(lib, #symbol, &api->member, why)
+  return true TF_NVRTC_ENTRY_POINTS(TF_BIND);
+#undef TF_BIND
 }
 
-bool bind_all(void* lib, std::string* why) {
-  return bind(lib, "nvrtcVersion", &g_api.version, why) && bind(lib, "nvrtcCreateProgram", &g_api.create, why) &&
-         bind(lib, "nvrtcCompileProgram", &g_api.compile, why) &&
-         bind(lib, "nvrtcDestroyProgram", &g_api.destroy, why) &&
-         bind(lib, "nvrtcGetProgramLogSize", &g_api.log_size, why) &&
-         bind(lib, "nvrtcGetProgramLog", &g_api.log, why) && bind(lib, "nvrtcGetPTXSize", &g_api.ptx_size, why) &&
-         bind(lib, "nvrtcGetPTX", &g_api.ptx, why) && bind(lib, "nvrtcGetCUBINSize", &g_api.cubin_size, why) &&
-         bind(lib, "nvrtcGetCUBIN", &g_api.cubin, why) && bind(lib, "nvrtcGetErrorString", &g_api.error_string, why);
-}
+// One NVRTC that loaded and answered nvrtcVersion.
+struct Found {
+  std::string path;
+  void* lib = nullptr;
+  NvrtcApi api{};
+  int major = 0, minor = 0;
+};
 
+// Opens every candidate, keeps the one pick_nvrtc picks and closes the rest.
 void load() {
+  const DriverStatus& driver = driver_status();
+  std::vector<Found> found;
   std::string tried;
   for (const std::string& path : candidates()) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
+    Found f;
+    f.path = path;
+    f.lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!f.lib) {
       const char* e = dlerror();
       tried += "\n  " + path + ": " + (e ? e : "not found");
       continue;
     }
     std::string why;
-    if (!bind_all(lib, &why)) {
-      tried += "\n  " + path + ": " + why;
-      dlclose(lib);
+    if (!bind_all(f.lib, &f.api, &why) || f.api.version(&f.major, &f.minor) != kNvrtcSuccess) {
+      tried += "\n  " + path + ": " + (why.empty() ? "nvrtcVersion failed" : why);
+      dlclose(f.lib);
       continue;
     }
-    g_status.available = g_api.version(&g_status.major, &g_status.minor) == kNvrtcSuccess;
-    if (!g_status.available) {
-      tried += "\n  " + path + ": nvrtcVersion failed";
-      dlclose(lib);
-      continue;
-    }
-    g_status.library = path;
+    found.push_back(std::move(f));
+  }
+  std::vector<int> majors;
+  for (const Found& f : found) majors.push_back(f.major);
+  const int64_t pick = pick_nvrtc(majors, driver.available ? driver.version : 0);
+  for (int64_t i = 0; i < static_cast<int64_t>(found.size()); ++i)
+    if (i != pick) dlclose(found[static_cast<size_t>(i)].lib);
+  if (pick >= 0) {
+    const Found& chosen = found[static_cast<size_t>(pick)];
+    g_api = chosen.api;
+    g_status.available = true;
+    g_status.library = chosen.path;
+    g_status.major = chosen.major;
+    g_status.minor = chosen.minor;
     return;
   }
   g_status.why = "NVRTC (CUDA's run-time compiler) was not found; tried:" + tried +
@@ -112,6 +102,13 @@ std::string program_bytes(nvrtcProgram p, nvrtcResult (*size)(nvrtcProgram, size
 }
 
 }  // namespace
+
+int64_t pick_nvrtc(const std::vector<int>& majors, int driver_version) {
+  if (majors.empty()) return -1;
+  for (size_t i = 0; i < majors.size(); ++i)
+    if (majors[i] * 1000 <= driver_version) return static_cast<int64_t>(i);
+  return 0;
+}
 
 const NvrtcStatus& nvrtc_status() {
   static std::once_flag once;

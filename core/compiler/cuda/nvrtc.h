@@ -2,9 +2,12 @@
 // library builds and runs without the CUDA toolkit, and a machine without
 // NVRTC only loses the CUDA backend (nvrtc_status() says why).
 //
-// Where it is looked for, first hit wins: TF_NVRTC_LIBRARY (a path or a
-// soname); the sonames of CUDA 13, 12 and 11.2+ on the loader's path; then
-// lib64/ of $CUDA_HOME, $CUDA_PATH and /usr/local/cuda.
+// Where it is looked for: TF_NVRTC_LIBRARY (a path or a soname); the
+// sonames of CUDA 13, 12 and 11.2+ on the loader's path; then lib64/ of
+// $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. Of those that load, the first
+// whose CUBINs this machine's driver can load (pick_nvrtc), so that a
+// toolkit newer than the driver does not shadow the NVRTC a pip-installed
+// torch brings; without a driver, the first.
 //
 // A compile gives PTX for the virtual architecture compute_<arch>, and, when
 // asked, a CUBIN for sm_<arch>: NVRTC then runs ptxas itself, with -v, so the
@@ -27,6 +30,13 @@ struct NvrtcStatus {
 
 // Loads NVRTC once per process (thread-safe) and reports the outcome.
 const NvrtcStatus& nvrtc_status();
+
+// Which of the NVRTCs found (their CUDA major versions, in search order) to
+// use beside a driver of `driver_version` (cuDriverGetVersion's number,
+// 12040 = 12.4; 0 for no driver): the first whose major version is not above
+// the driver's, as a driver loads CUBINs of its own major version or older;
+// else the first. -1 when none was found.
+int64_t pick_nvrtc(const std::vector<int>& majors, int driver_version);
 
 struct NvrtcOutput {
   bool ok = false;
