@@ -16,7 +16,9 @@
 #
 # Usage: tools/gpu/check.sh PACK OUT [SECONDS]   (SECONDS: 540)
 # TORCH_PY: the python with CUDA torch (python3). TF_CUDA_DRIVER_LIBRARY:
-# the driver (libcuda.so.1; the emulated driver for a dry run).
+# the driver (libcuda.so.1). A dry run on any machine names the emulated
+# driver there and the emulated cuBLAS in TF_CUBLAS_LIBRARY (a real cuBLAS
+# cannot start on the emulated device); the torch steps then find no GPU.
 set -uo pipefail
 pack=$(readlink -f "$1")
 out=$(mkdir -p "$2" && readlink -f "$2")
@@ -31,9 +33,27 @@ tar -xJf "$pack" -C "$work"
 lib=$work/lib
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if ! ldconfig -p | grep -q 'libgomp\.so\.1 '; then LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$lib/fallback; fi
+# NVRTC and cuBLAS: the machine's toolkit where it has one, and the copies
+# a pip-installed CUDA torch brings (site-packages/nvidia/...), which the C
+# programs would not find on the loader's path; of the NVRTCs found, the
+# library takes one the driver loads code from.
+torch_cuda_libs=$("$py" - 2>/dev/null <<'PY'
+import glob, os, sys
+roots = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+dirs = sorted({os.path.dirname(f) for r in roots for name in ("libnvrtc.so.*", "libcublas.so.*")
+               for f in glob.glob(os.path.join(r, "nvidia", "**", name), recursive=True)})
+print(":".join(dirs))
+PY
+)
+[[ -n $torch_cuda_libs ]] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$torch_cuda_libs
 export TF_CUDA_DRIVER_LIBRARY=${TF_CUDA_DRIVER_LIBRARY:-libcuda.so.1}
 export TILEFOUNDRY_LIB_DIR=$lib
 export PYTHONPATH=$root/torch_ext/python${PYTHONPATH:+:$PYTHONPATH}
+# pytest from the pack's wheels where this python has none.
+if ! "$py" -c 'import pytest' 2>/dev/null && compgen -G "$work/wheels/*.whl" > /dev/null; then
+  for w in "$work"/wheels/*.whl; do "$py" -m zipfile -e "$w" "$work/python"; done
+  PYTHONPATH=$PYTHONPATH:$work/python
+fi
 export TF_CACHE_DIR=$work/cache PYTHONUNBUFFERED=1
 mkdir -p "$TF_CACHE_DIR"
 cores=$(nproc)
@@ -67,28 +87,47 @@ step() {
 {
   echo "root: $root  pack: $pack  cores: $cores  budget: $budget s"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv 2>&1
+  "$py" -c 'import pytest; print("pytest", pytest.__version__, pytest.__file__)' 2>&1
   "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)' 2>&1
   command -v c++ && c++ --version | head -1
   ldd "$work/bin/tf_compiler_tests" | grep 'not found'
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  ldconfig -p | grep -E 'lib(nvrtc|cublas|cuda)\.so' | head -8
 } > "$out/env.txt" 2>&1
 
 # 1. The extension, with torch's own flags for extensions (C++ standard,
-#    ABI), as a plain library loaded by torch.ops.load_library.
+#    ABI), as a plain library loaded by torch.ops.load_library. torch's
+#    loader needs ninja, which torch does not depend on and which a machine
+#    that reaches no package index may lack: without it, the compiler
+#    directly, one process per source, with the flags the loader would pass.
 build_torch_ext() {
   "$py" - "$root" "$lib" "$work/torch_ext" <<'PY'
-import os, shutil, sys, glob, torch
+import os, shutil, subprocess, sys, glob, torch
 from torch.utils import cpp_extension
 root, lib, build = sys.argv[1:]
 os.makedirs(build, exist_ok=True)
+sources = sorted(glob.glob(f"{root}/torch_ext/src/*.cc"))
+includes = [f"{root}/include", f"{root}/torch_ext/src"]
 # torch 1.x builds extensions as C++14; ours needs 17 (2.x's own default).
 std = ["-std=c++17"] if int(torch.__version__.split(".")[0]) < 2 else []
-cpp_extension.load(
-    name="tilefoundry_torch", sources=sorted(glob.glob(f"{root}/torch_ext/src/*.cc")), extra_cflags=std,
-    extra_include_paths=[f"{root}/include", f"{root}/torch_ext/src"],
-    extra_ldflags=[f"-L{lib}", "-ltilefoundry"], build_directory=build,
-    is_python_module=False, verbose=True)
-shutil.copy(f"{build}/tilefoundry_torch.so", f"{lib}/libtilefoundry_torch.so")
+built = f"{build}/tilefoundry_torch.so"
+if cpp_extension.is_ninja_available():
+    cpp_extension.load(
+        name="tilefoundry_torch", sources=sources, extra_cflags=std, extra_include_paths=includes,
+        extra_ldflags=[f"-L{lib}", "-ltilefoundry"], build_directory=build, is_python_module=False, verbose=True)
+else:
+    print("no ninja: compiling with", os.environ.get("CXX", "c++"), "directly")
+    cxx = os.environ.get("CXX", "c++")
+    flags = ["-O2", "-fPIC", "-std=c++17", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+             "-DTORCH_EXTENSION_NAME=tilefoundry_torch", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+    flags += [f"-I{p}" for p in includes] + [f"-isystem{p}" for p in cpp_extension.include_paths()]
+    objects = [f"{build}/{os.path.basename(s)}.o" for s in sources]
+    jobs = [subprocess.Popen([cxx, *flags, "-c", s, "-o", o]) for s, o in zip(sources, objects)]
+    if any(j.wait() != 0 for j in jobs):
+        sys.exit("compiling the extension failed")
+    link = [f"-L{p}" for p in cpp_extension.library_paths()] + ["-lc10", "-ltorch", "-ltorch_cpu"]
+    subprocess.run([cxx, "-shared", *objects, "-o", built, f"-L{lib}", "-ltilefoundry", *link], check=True)
+shutil.copy(built, f"{lib}/libtilefoundry_torch.so")
 with open(f"{lib}/libtilefoundry_torch.torch-version", "w") as f:
     f.write(torch.__version__ + "\n")
 print("built", f"{lib}/libtilefoundry_torch.so", "against torch", torch.__version__)

@@ -2,7 +2,7 @@
 # Packs what tools/gpu/check.sh runs on a machine with an NVIDIA GPU: the
 # library and the two test programs of `make test-cuda`, built here, and
 # the shared libraries they need that such a machine may lack (OpenBLAS,
-# oneDNN and theirs). A GPU machine with CUDA torch and a C++ compiler
+# oneDNN and theirs), and pytest's wheels. A GPU machine with CUDA torch and a C++ compiler
 # then needs none of this project's build dependencies (GoogleTest,
 # OpenBLAS and oneDNN headers, Debian's libtorch): check.sh builds only
 # the torch extension there, against that machine's own torch.
@@ -43,6 +43,16 @@ ldd "$build/bin/tf_compiler_tests" "$build/bin/tf_capi_test_cuda" "$lib" |
       *) cp -L "$path" "$stage/lib/$soname" ;;
     esac
   done
+
+# pytest, pure-Python wheels, for a GPU machine whose python lacks it (torch
+# does not depend on it, and the machine may reach no package index);
+# check.sh uses them only there. pip's own index configuration applies.
+mkdir -p "$stage/wheels"
+if ! "${PIP_PYTHON:-python3}" -m pip download -q --no-deps --only-binary=:all: --platform any \
+      --python-version 3.10 --implementation py -d "$stage/wheels" 'pytest>=8' 'pluggy>=1.6' 'iniconfig>=2' \
+      'packaging>=24' 'pygments>=2.15' exceptiongroup tomli typing_extensions; then
+  echo "pack: no pytest wheels (pip download failed): a GPU machine must bring its own pytest" >&2
+fi
 
 tar -cf - -C "$stage" . | xz -T0 -6 > "$dest/pack.tar.xz"
 rm -rf "$stage"
