@@ -15,16 +15,31 @@
 # test's name), env.txt, and one log per step.
 #
 # Usage: tools/gpu/check.sh PACK OUT [SECONDS]   (SECONDS: 540)
-# TORCH_PY: the python with CUDA torch (python3). TF_CUDA_DRIVER_LIBRARY:
-# the driver (libcuda.so.1). A dry run on any machine names the emulated
-# driver there and the emulated cuBLAS in TF_CUBLAS_LIBRARY (a real cuBLAS
-# cannot start on the emulated device); the torch steps then find no GPU.
+# TORCH_PY: the python with CUDA torch (looked for when unset).
+# TF_CUDA_DRIVER_LIBRARY: the driver (libcuda.so.1). A dry run on any
+# machine names the emulated driver there and the emulated cuBLAS in
+# TF_CUBLAS_LIBRARY (a real cuBLAS cannot start on the emulated device);
+# the torch steps then find no GPU.
 set -uo pipefail
 pack=$(readlink -f "$1")
 out=$(mkdir -p "$2" && readlink -f "$2")
 budget=${3:-540}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-py=${TORCH_PY:-python3}
+# Without TORCH_PY: the first python on the usual paths whose torch sees a
+# GPU, else the first with torch, else python3 (the torch steps then say why).
+find_torch_python() {
+  local p with_torch=
+  for p in python3 python /opt/conda/bin/python /usr/local/bin/python3 /usr/bin/python3; do
+    command -v "$p" > /dev/null || continue
+    if "$p" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+    [[ -z $with_torch ]] && "$p" -c 'import torch' 2>/dev/null && with_torch=$p
+  done
+  echo "${with_torch:-python3}"
+}
+py=${TORCH_PY:-$(find_torch_python)}
 t0=$SECONDS
 left() { echo $((budget - (SECONDS - t0))); }
 
@@ -85,7 +100,7 @@ step() {
 }
 
 {
-  echo "root: $root  pack: $pack  cores: $cores  budget: $budget s"
+  echo "root: $root  pack: $pack  cores: $cores  budget: $budget s  python: $py"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv 2>&1
   "$py" -c 'import pytest; print("pytest", pytest.__version__, pytest.__file__)' 2>&1
   "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)' 2>&1
