@@ -130,6 +130,7 @@ TEST(CudaEntryPoints, CublassAreDeclaredAsInCublasV2H) {
   // cublasGemmStridedBatchedEx with an inline form taking the compute type
   // as a cudaDataType; the exported C function is the one declared with
   // cublasComputeType_t.
+  TF_EXPECT_TYPE(CublasApi, get_property, cublasGetProperty, &::cublasGetProperty)
   TF_EXPECT_TYPE(CublasApi, create, cublasCreate_v2, &::cublasCreate_v2)
   TF_EXPECT_TYPE(CublasApi, set_stream, cublasSetStream_v2, &::cublasSetStream_v2)
   TF_EXPECT_TYPE(CublasApi, set_math_mode, cublasSetMathMode, &::cublasSetMathMode)
@@ -146,7 +147,7 @@ TEST(CudaEntryPoints, CublassAreDeclaredAsInCublasV2H) {
   TF_CUBLAS_ENTRY_POINTS(TF_COUNT)
   TF_CUBLAS_OPTIONAL_ENTRY_POINTS(TF_COUNT)
 #undef TF_COUNT
-  EXPECT_EQ(listed, 6);
+  EXPECT_EQ(listed, 7);
   EXPECT_TRUE((std::is_same_v<cu::cublasHandle, ::cublasHandle_t>));
   EXPECT_EQ(cu::kCublasSuccess, CUBLAS_STATUS_SUCCESS);
   EXPECT_EQ(cu::kCublasOpN, CUBLAS_OP_N);
@@ -159,6 +160,7 @@ TEST(CudaEntryPoints, CublassAreDeclaredAsInCublasV2H) {
   EXPECT_EQ(cu::kCublasCompute64F, CUBLAS_COMPUTE_64F);
   EXPECT_EQ(cu::kCublasDefaultMath, CUBLAS_DEFAULT_MATH);
   EXPECT_EQ(cu::kCublasGemmDefault, CUBLAS_GEMM_DEFAULT);
+  EXPECT_EQ(cu::kMajorVersion, MAJOR_VERSION);
 }
 
 #else

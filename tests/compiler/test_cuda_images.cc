@@ -14,6 +14,7 @@
 
 #include "core/compiler/cuda/cuda_codegen.h"
 #include "core/compiler/cuda/cuda_function.h"
+#include "core/compiler/cuda/driver.h"
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/toolchain.h"
 #include "core/frontend/parser.h"
@@ -63,18 +64,19 @@ compiler::cuda::CudaProgram program(const std::string& scale) {
   return compiler::cuda::generate_cuda(*frontend::parse_module(src, "images.tf")->lookup("f"));
 }
 
-// Of the NVRTCs found, the first whose CUBINs the driver loads: a driver
-// runs code of its own CUDA major version or older, so a CUDA 13 toolkit on
-// a 12.x driver must not shadow the NVRTC 12 a pip-installed torch brings.
-TEST(CudaImages, TheNvrtcTakenIsOneTheDriverLoadsCodeFrom) {
-  using compiler::cuda::pick_nvrtc;
-  EXPECT_EQ(pick_nvrtc({13, 12}, 12040), 1);
-  EXPECT_EQ(pick_nvrtc({13, 12}, 13000), 0);
-  EXPECT_EQ(pick_nvrtc({12, 13}, 13010), 0);
-  EXPECT_EQ(pick_nvrtc({13, 13, 12, 11}, 12080), 2);
-  EXPECT_EQ(pick_nvrtc({13, 12}, 11080), 0) << "none the driver loads from: the first, whose load error says why";
-  EXPECT_EQ(pick_nvrtc({13, 12}, 0), 0) << "no driver (compiling only): the first";
-  EXPECT_EQ(pick_nvrtc({}, 12040), -1);
+// Of the NVRTCs (and cuBLASes) found, the first the driver can run: a
+// driver runs code of its own CUDA major version or older, so a CUDA 13
+// toolkit on a 12.x driver must not shadow the NVRTC a pip-installed torch
+// brings.
+TEST(CudaImages, TheNvrtcAndCublasTakenAreOnesTheDriverRuns) {
+  using compiler::cuda::pick_for_driver;
+  EXPECT_EQ(pick_for_driver({13, 12}, 12040), 1);
+  EXPECT_EQ(pick_for_driver({13, 12}, 13000), 0);
+  EXPECT_EQ(pick_for_driver({12, 13}, 13010), 0);
+  EXPECT_EQ(pick_for_driver({13, 13, 12, 11}, 12080), 2);
+  EXPECT_EQ(pick_for_driver({13, 12}, 11080), 0) << "none the driver runs: the first, whose failure says why";
+  EXPECT_EQ(pick_for_driver({13, 12}, 0), 0) << "no driver (compiling only): the first";
+  EXPECT_EQ(pick_for_driver({}, 12040), -1);
 }
 
 TEST(CudaImages, CompiledOncePerMachineAndDumped) {

@@ -98,6 +98,12 @@ bool known(int type) { return type == kR32F || type == kR64F || type == kR16F ||
 
 extern "C" {
 
+// The emulated driver reports CUDA 12.4.
+int cublasGetProperty(int type, int* value) {
+  if (type < 0 || type > 2) return kInvalidValue;
+  *value = type == 0 ? 12 : type == 1 ? 4 : 0;
+  return kOk;
+}
 int cublasCreate_v2(cublasContext** handle) {
   std::lock_guard<std::mutex> lock(g_mu);
   g_handles->push_back(new char(0));

@@ -1,5 +1,6 @@
 // cuBLAS, loaded with dlopen on first use (TF_CUBLAS_LIBRARY, else the
-// sonames of CUDA 13, 12 and 11), for the MatMul stages of CUDA programs:
+// first of the sonames of CUDA 13, 12 and 11 that is not newer than the
+// driver: pick_for_driver), for the MatMul stages of CUDA programs:
 // one strided-batched GEMM per call of cublasGemmStridedBatchedEx (the
 // leading batch axes looped on the host), on the caller's stream, with
 // the call's workspace as cuBLAS's (so a CUDA graph captures it), float

@@ -60,6 +60,13 @@ void load() {
 
 }  // namespace
 
+int64_t pick_for_driver(const std::vector<int>& majors, int driver_version) {
+  if (majors.empty()) return -1;
+  for (size_t i = 0; i < majors.size(); ++i)
+    if (majors[i] * 1000 <= driver_version) return static_cast<int64_t>(i);
+  return 0;
+}
+
 const DriverStatus& driver_status() {
   static std::once_flag once;
   std::call_once(once, load);

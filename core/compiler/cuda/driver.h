@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/compiler/cuda/entry_points.h"
 
@@ -35,6 +36,14 @@ struct DriverStatus {
 
 // Loads the driver and runs cuInit once per process (thread-safe).
 const DriverStatus& driver_status();
+
+// Of the libraries found (NVRTCs, cuBLASes: their CUDA major versions, in
+// search order), the one to use beside a driver of `driver_version`
+// (cuDriverGetVersion's number, 12040 = 12.4; 0 for none): the first whose
+// major version is not above the driver's, as a driver runs code and
+// libraries of its own major version or older; else the first. -1 when
+// none was found.
+int64_t pick_for_driver(const std::vector<int>& majors, int driver_version);
 // The loaded API; throws Error(kUnsupported) with driver_status().why when
 // there is none.
 const DriverApi& driver();

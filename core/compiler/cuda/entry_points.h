@@ -172,8 +172,10 @@ inline constexpr int kCublasCompute32F = 68;       // CUBLAS_COMPUTE_32F
 inline constexpr int kCublasCompute64F = 70;       // CUBLAS_COMPUTE_64F
 inline constexpr int kCublasDefaultMath = 0;       // CUBLAS_DEFAULT_MATH: no TF32
 inline constexpr int kCublasGemmDefault = -1;      // CUBLAS_GEMM_DEFAULT
+inline constexpr int kMajorVersion = 0;            // libraryPropertyType MAJOR_VERSION
 
 struct CublasApi {
+  cublasStatus (*get_property)(int, int*);
   cublasStatus (*create)(cublasHandle*);
   cublasStatus (*set_stream)(cublasHandle, CUstream);
   cublasStatus (*set_math_mode)(cublasHandle, int);
@@ -185,6 +187,7 @@ struct CublasApi {
 
 // The entry points a cuBLAS must have; status_string is looked up apart.
 #define TF_CUBLAS_ENTRY_POINTS(X)            \
+  X(get_property, cublasGetProperty)         \
   X(create, cublasCreate_v2)                 \
   X(set_stream, cublasSetStream_v2)          \
   X(set_math_mode, cublasSetMathMode)        \

@@ -43,7 +43,7 @@ struct Found {
   int major = 0, minor = 0;
 };
 
-// Opens every candidate, keeps the one pick_nvrtc picks and closes the rest.
+// Opens every candidate, keeps the one pick_for_driver picks and closes the rest.
 void load() {
   const DriverStatus& driver = driver_status();
   std::vector<Found> found;
@@ -67,7 +67,7 @@ void load() {
   }
   std::vector<int> majors;
   for (const Found& f : found) majors.push_back(f.major);
-  const int64_t pick = pick_nvrtc(majors, driver.available ? driver.version : 0);
+  const int64_t pick = pick_for_driver(majors, driver.available ? driver.version : 0);
   for (int64_t i = 0; i < static_cast<int64_t>(found.size()); ++i)
     if (i != pick) dlclose(found[static_cast<size_t>(i)].lib);
   if (pick >= 0) {
@@ -102,13 +102,6 @@ std::string program_bytes(nvrtcProgram p, nvrtcResult (*size)(nvrtcProgram, size
 }
 
 }  // namespace
-
-int64_t pick_nvrtc(const std::vector<int>& majors, int driver_version) {
-  if (majors.empty()) return -1;
-  for (size_t i = 0; i < majors.size(); ++i)
-    if (majors[i] * 1000 <= driver_version) return static_cast<int64_t>(i);
-  return 0;
-}
 
 const NvrtcStatus& nvrtc_status() {
   static std::once_flag once;

@@ -5,7 +5,7 @@
 // Where it is looked for: TF_NVRTC_LIBRARY (a path or a soname); the
 // sonames of CUDA 13, 12 and 11.2+ on the loader's path; then lib64/ of
 // $CUDA_HOME, $CUDA_PATH and /usr/local/cuda. Of those that load, the first
-// whose CUBINs this machine's driver can load (pick_nvrtc), so that a
+// whose CUBINs this machine's driver can load (pick_for_driver), so that a
 // toolkit newer than the driver does not shadow the NVRTC a pip-installed
 // torch brings; without a driver, the first.
 //
@@ -30,13 +30,6 @@ struct NvrtcStatus {
 
 // Loads NVRTC once per process (thread-safe) and reports the outcome.
 const NvrtcStatus& nvrtc_status();
-
-// Which of the NVRTCs found (their CUDA major versions, in search order) to
-// use beside a driver of `driver_version` (cuDriverGetVersion's number,
-// 12040 = 12.4; 0 for no driver): the first whose major version is not above
-// the driver's, as a driver loads CUBINs of its own major version or older;
-// else the first. -1 when none was found.
-int64_t pick_nvrtc(const std::vector<int>& majors, int driver_version);
 
 struct NvrtcOutput {
   bool ok = false;
