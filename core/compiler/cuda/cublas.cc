@@ -1,7 +1,5 @@
 #include "core/compiler/cuda/cublas.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -26,53 +24,40 @@ bool bind_all(void* lib, CublasApi* api, std::string* why) {
 #undef TF_BIND
 }
 
-// One cuBLAS that loaded and answered its major version.
-struct Found {
-  std::string path;
-  void* lib = nullptr;
-  CublasApi api{};
+// A candidate's major version, its entry points bound into *api.
+int probe(void* lib, CublasApi* api, std::string* why) {
   int major = 0;
-};
+  if (!bind_all(lib, api, why)) return -1;
+  if (api->get_property(kMajorVersion, &major) != kCublasSuccess) {
+    *why = "cublasGetProperty failed";
+    return -1;
+  }
+  std::string optional;  // before CUDA 11.4: a failure names its status by number
+#define TF_BIND(member, symbol) bind_symbol(lib, #symbol, &api->member, &optional);
+  TF_CUBLAS_OPTIONAL_ENTRY_POINTS(TF_BIND)
+#undef TF_BIND
+  return major;
+}
 
-// Opens every candidate and keeps the one pick_for_driver picks: a cuBLAS
-// of a CUDA newer than the driver loads but cannot start.
+// The first candidate the driver can run (open_for_driver): a cuBLAS of a
+// CUDA newer than the driver loads but cannot start.
 void load() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("TF_CUBLAS_LIBRARY"); env && *env)
     candidates = {env};
   else
     candidates = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"};
-  std::vector<Found> found;
   std::string tried;
-  for (const std::string& path : candidates) {
-    Found f;
-    f.path = path;
-    f.lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!f.lib) {
-      const char* e = dlerror();
-      tried += "\n  " + (e ? std::string(e) : path + ": not found");
-      continue;
-    }
-    std::string why;
-    if (!bind_all(f.lib, &f.api, &why) || f.api.get_property(kMajorVersion, &f.major) != kCublasSuccess) {
-      tried += "\n  " + path + ": " + (why.empty() ? "cublasGetProperty failed" : why);
-      dlclose(f.lib);
-      continue;
-    }
-    std::string optional;  // before CUDA 11.4: a failure names its status by number
-#define TF_BIND(member, symbol) bind_symbol(f.lib, #symbol, &f.api.member, &optional);
-    TF_CUBLAS_OPTIONAL_ENTRY_POINTS(TF_BIND)
-#undef TF_BIND
-    found.push_back(std::move(f));
-  }
-  std::vector<int> majors;
-  for (const Found& f : found) majors.push_back(f.major);
-  const DriverStatus& driver = driver_status();
-  const int64_t pick = pick_for_driver(majors, driver.available ? driver.version : 0);
-  for (int64_t i = 0; i < static_cast<int64_t>(found.size()); ++i)
-    if (i != pick) dlclose(found[static_cast<size_t>(i)].lib);
-  if (pick >= 0) {
-    g_api = found[static_cast<size_t>(pick)].api;
+  const OpenedLibrary l = open_for_driver(
+      candidates,
+      [](void* lib, std::string* why) {
+        CublasApi api;
+        return probe(lib, &api, why);
+      },
+      &tried);
+  std::string why;
+  if (l.lib) {  // bound again into the table calls use (it answered once already)
+    probe(l.lib, &g_api, &why);
     return;
   }
   g_why = "cuBLAS (for MatMul on CUDA) was not found; tried:" + tried +

@@ -67,6 +67,34 @@ int64_t pick_for_driver(const std::vector<int>& majors, int driver_version) {
   return 0;
 }
 
+OpenedLibrary open_for_driver(const std::vector<std::string>& candidates,
+                              const std::function<int(void* lib, std::string* why)>& probe, std::string* tried) {
+  std::vector<OpenedLibrary> found;
+  std::vector<int> majors;
+  for (const std::string& path : candidates) {
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      *tried += "\n  " + (e ? std::string(e) : path + ": not found");
+      continue;
+    }
+    std::string why;
+    const int major = probe(lib, &why);
+    if (major < 0) {
+      *tried += "\n  " + path + ": " + why;
+      dlclose(lib);
+      continue;
+    }
+    found.push_back({lib, path});
+    majors.push_back(major);
+  }
+  const DriverStatus& driver = driver_status();
+  const int64_t pick = pick_for_driver(majors, driver.available ? driver.version : 0);
+  for (int64_t i = 0; i < static_cast<int64_t>(found.size()); ++i)
+    if (i != pick) dlclose(found[static_cast<size_t>(i)].lib);
+  return pick < 0 ? OpenedLibrary{} : found[static_cast<size_t>(pick)];
+}
+
 const DriverStatus& driver_status() {
   static std::once_flag once;
   std::call_once(once, load);

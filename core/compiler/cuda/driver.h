@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,19 @@ const DriverStatus& driver_status();
 // libraries of its own major version or older; else the first. -1 when
 // none was found.
 int64_t pick_for_driver(const std::vector<int>& majors, int driver_version);
+
+// A library opened with dlopen: its handle (null when none) and path.
+struct OpenedLibrary {
+  void* lib = nullptr;
+  std::string path;
+};
+// Opens every candidate path (a soname or a file) and keeps the one
+// pick_for_driver takes for this machine's driver, closing the others.
+// `probe` binds a candidate's entry points and returns its CUDA major
+// version, or -1 with the reason in *why. What failed, and why, is added to
+// *tried, a line each.
+OpenedLibrary open_for_driver(const std::vector<std::string>& candidates,
+                              const std::function<int(void* lib, std::string* why)>& probe, std::string* tried);
 // The loaded API; throws Error(kUnsupported) with driver_status().why when
 // there is none.
 const DriverApi& driver();

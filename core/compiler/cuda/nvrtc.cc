@@ -1,7 +1,5 @@
 #include "core/compiler/cuda/nvrtc.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -35,48 +33,32 @@ bool bind_all(void* lib, NvrtcApi* api, std::string* why) {
 #undef TF_BIND
 }
 
-// One NVRTC that loaded and answered nvrtcVersion.
-struct Found {
-  std::string path;
-  void* lib = nullptr;
-  NvrtcApi api{};
-  int major = 0, minor = 0;
-};
-
-// Opens every candidate, keeps the one pick_for_driver picks and closes the rest.
-void load() {
-  const DriverStatus& driver = driver_status();
-  std::vector<Found> found;
-  std::string tried;
-  for (const std::string& path : candidates()) {
-    Found f;
-    f.path = path;
-    f.lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!f.lib) {
-      const char* e = dlerror();
-      tried += "\n  " + path + ": " + (e ? e : "not found");
-      continue;
-    }
-    std::string why;
-    if (!bind_all(f.lib, &f.api, &why) || f.api.version(&f.major, &f.minor) != kNvrtcSuccess) {
-      tried += "\n  " + path + ": " + (why.empty() ? "nvrtcVersion failed" : why);
-      dlclose(f.lib);
-      continue;
-    }
-    found.push_back(std::move(f));
+// A candidate's major version, its entry points bound into *api.
+int probe(void* lib, NvrtcApi* api, int* minor, std::string* why) {
+  int major = 0;
+  if (!bind_all(lib, api, why)) return -1;
+  if (api->version(&major, minor) != kNvrtcSuccess) {
+    *why = "nvrtcVersion failed";
+    return -1;
   }
-  std::vector<int> majors;
-  for (const Found& f : found) majors.push_back(f.major);
-  const int64_t pick = pick_for_driver(majors, driver.available ? driver.version : 0);
-  for (int64_t i = 0; i < static_cast<int64_t>(found.size()); ++i)
-    if (i != pick) dlclose(found[static_cast<size_t>(i)].lib);
-  if (pick >= 0) {
-    const Found& chosen = found[static_cast<size_t>(pick)];
-    g_api = chosen.api;
+  return major;
+}
+
+void load() {
+  std::string tried;
+  const OpenedLibrary l = open_for_driver(
+      candidates(),
+      [](void* lib, std::string* why) {
+        NvrtcApi api;
+        int minor = 0;
+        return probe(lib, &api, &minor, why);
+      },
+      &tried);
+  if (l.lib) {  // bound again into the table calls use (it answered once already)
+    std::string why;
+    g_status.major = probe(l.lib, &g_api, &g_status.minor, &why);
     g_status.available = true;
-    g_status.library = chosen.path;
-    g_status.major = chosen.major;
-    g_status.minor = chosen.minor;
+    g_status.library = l.path;
     return;
   }
   g_status.why = "NVRTC (CUDA's run-time compiler) was not found; tried:" + tried +
