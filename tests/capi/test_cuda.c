@@ -64,15 +64,17 @@ static const char* kSrc =
     "        y = y * 0.5 + x\n"
     "    return y\n";
 
-/* The driver calls the test makes itself, as a CUDA user would. */
+/* The driver calls the test makes itself, as a CUDA user would (a
+   CUdeviceptr is an unsigned long long in cuda.h). */
+typedef unsigned long long cu_deviceptr;
 static struct {
   int (*device_get)(int*, int);
   int (*primary_ctx_retain)(void**, int);
   int (*ctx_set_current)(void*);
-  int (*mem_alloc)(uint64_t*, size_t);
-  int (*mem_free)(uint64_t);
-  int (*htod)(uint64_t, const void*, size_t);
-  int (*dtoh)(void*, uint64_t, size_t);
+  int (*mem_alloc)(cu_deviceptr*, size_t);
+  int (*mem_free)(cu_deviceptr);
+  int (*htod)(cu_deviceptr, const void*, size_t);
+  int (*dtoh)(void*, cu_deviceptr, size_t);
   int (*stream_create)(void**, unsigned);
   int (*stream_destroy)(void*);
   int (*stream_synchronize)(void*);
@@ -130,16 +132,16 @@ static void bind_driver(int emulated) {
 }
 
 static void* dev_alloc(size_t bytes) {
-  uint64_t p = 0;
+  cu_deviceptr p = 0;
   if (drv.mem_alloc(&p, bytes) != 0) give_up("cuMemAlloc failed");
   return (void*)(uintptr_t)p;
 }
-static void dev_free(void* p) { drv.mem_free((uint64_t)(uintptr_t)p); }
+static void dev_free(void* p) { drv.mem_free((cu_deviceptr)(uintptr_t)p); }
 static void upload(void* dst, const void* src, size_t bytes) {
-  if (drv.htod((uint64_t)(uintptr_t)dst, src, bytes) != 0) give_up("cuMemcpyHtoD failed");
+  if (drv.htod((cu_deviceptr)(uintptr_t)dst, src, bytes) != 0) give_up("cuMemcpyHtoD failed");
 }
 static void download(void* dst, const void* src, size_t bytes) {
-  if (drv.dtoh(dst, (uint64_t)(uintptr_t)src, bytes) != 0) give_up("cuMemcpyDtoH failed");
+  if (drv.dtoh(dst, (cu_deviceptr)(uintptr_t)src, bytes) != 0) give_up("cuMemcpyDtoH failed");
 }
 /* A copy of host memory on the device. */
 static void* dev_copy(const void* src, size_t bytes) {

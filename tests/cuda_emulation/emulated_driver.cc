@@ -42,7 +42,7 @@ using CUstream = CUstream_st*;
 namespace {
 
 using CUresult = int;
-using CUdeviceptr = uint64_t;
+using CUdeviceptr = unsigned long long;  // cuda.h's type, which callers are compiled against
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidDevice = 101,
                    kInvalidImage = 200, kInvalidContext = 201, kNotFound = 500, kLaunchFailed = 719,
                    kCaptureUnsupported = 900;

@@ -60,15 +60,25 @@ void load() {
 
 }  // namespace
 
+namespace {
+
+// Whether a driver of `driver_version` runs code and libraries of CUDA
+// `major`: its own major version or older.
+bool driver_runs(int major, int driver_version) { return major * 1000 <= driver_version; }
+
+}  // namespace
+
 int64_t pick_for_driver(const std::vector<int>& majors, int driver_version) {
   if (majors.empty()) return -1;
   for (size_t i = 0; i < majors.size(); ++i)
-    if (majors[i] * 1000 <= driver_version) return static_cast<int64_t>(i);
+    if (driver_runs(majors[i], driver_version)) return static_cast<int64_t>(i);
   return 0;
 }
 
 OpenedLibrary open_for_driver(const std::vector<std::string>& candidates,
                               const std::function<int(void* lib, std::string* why)>& probe, std::string* tried) {
+  const DriverStatus& driver = driver_status();
+  const int driver_version = driver.available ? driver.version : 0;
   std::vector<OpenedLibrary> found;
   std::vector<int> majors;
   for (const std::string& path : candidates) {
@@ -87,9 +97,11 @@ OpenedLibrary open_for_driver(const std::vector<std::string>& candidates,
     }
     found.push_back({lib, path});
     majors.push_back(major);
+    // No later candidate changes the pick: the first one without a driver,
+    // the first one the driver runs with it.
+    if (driver_version == 0 || driver_runs(major, driver_version)) break;
   }
-  const DriverStatus& driver = driver_status();
-  const int64_t pick = pick_for_driver(majors, driver.available ? driver.version : 0);
+  const int64_t pick = pick_for_driver(majors, driver_version);
   for (int64_t i = 0; i < static_cast<int64_t>(found.size()); ++i)
     if (i != pick) dlclose(found[static_cast<size_t>(i)].lib);
   return pick < 0 ? OpenedLibrary{} : found[static_cast<size_t>(pick)];

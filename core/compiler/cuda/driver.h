@@ -51,8 +51,9 @@ struct OpenedLibrary {
   void* lib = nullptr;
   std::string path;
 };
-// Opens every candidate path (a soname or a file) and keeps the one
-// pick_for_driver takes for this machine's driver, closing the others.
+// Opens the candidate paths (sonames or files) in order until one is the
+// one pick_for_driver takes for this machine's driver, keeps it and closes
+// the others.
 // `probe` binds a candidate's entry points and returns its CUDA major
 // version, or -1 with the reason in *why. What failed, and why, is added to
 // *tried, a line each.
