@@ -79,6 +79,48 @@ TEST(CudaImages, TheNvrtcAndCublasTakenAreOnesTheDriverRuns) {
   EXPECT_EQ(pick_for_driver({}, 12040), -1);
 }
 
+// The loaders open candidates in order and stop at the one pick_for_driver
+// takes: here three system libraries stand in for NVRTCs, their versions
+// made up around this process's driver (the emulated one, or a GPU's).
+TEST(CudaImages, CandidatesAreOpenedUntilOneTheDriverRuns) {
+  const compiler::cuda::DriverStatus& driver = compiler::cuda::driver_status();
+  ASSERT_TRUE(driver.available) << driver.why;
+  const int major = driver.version / 1000;
+  const std::vector<std::string> candidates = {"libtf-no-such-library.so", "libm.so.6", "libc.so.6",
+                                               "libdl.so.2"};
+  std::vector<int> probed;  // the versions answered, in order
+  const std::vector<int> versions = {major + 1, major, major - 1};
+  std::string tried;
+  const compiler::cuda::OpenedLibrary l = compiler::cuda::open_for_driver(
+      candidates,
+      [&](void*, std::string*) {
+        probed.push_back(versions.at(probed.size()));
+        return probed.back();
+      },
+      &tried);
+  EXPECT_EQ(l.path, "libc.so.6") << "the first not newer than driver " << driver.version;
+  EXPECT_NE(l.lib, nullptr);
+  EXPECT_EQ(probed, (std::vector<int>{major + 1, major})) << "libdl was opened after the pick was known";
+  EXPECT_NE(tried.find("libtf-no-such-library.so"), std::string::npos) << tried;
+
+  // A candidate whose probe fails is skipped, with its reason; none the
+  // driver runs: the first that answered.
+  tried.clear();
+  int calls = 0;
+  const compiler::cuda::OpenedLibrary first = compiler::cuda::open_for_driver(
+      {"libm.so.6", "libc.so.6", "libdl.so.2"},
+      [&](void*, std::string* why) {
+        if (calls++ == 0) {
+          *why = "not this one";
+          return -1;
+        }
+        return major + 1;
+      },
+      &tried);
+  EXPECT_EQ(first.path, "libc.so.6");
+  EXPECT_NE(tried.find("libm.so.6: not this one"), std::string::npos) << tried;
+}
+
 TEST(CudaImages, CompiledOncePerMachineAndDumped) {
   const compiler::cuda::NvrtcStatus& nv = compiler::cuda::nvrtc_status();
   if (!nv.available) GTEST_SKIP() << "no NVRTC, no CUBIN: " << nv.why;

@@ -45,6 +45,12 @@ bool bind_symbol(void* lib, const char* symbol, F* fn, std::string* why) {
   return found;
 }
 
+// One per entry an X-macro lists: each table below is asserted to hold
+// exactly as many function pointers as its lists name, so a member added
+// without its symbol (left null, a crash at its first call) does not build.
+#define TF_COUNT_ENTRY_POINT(member, symbol) +1
+#define TF_ENTRY_POINT_BYTES(LIST) ((0 LIST(TF_COUNT_ENTRY_POINT)) * sizeof(void (*)()))
+
 // ---- The driver (cuda.h) ----
 
 using CUresult = int;
@@ -121,6 +127,8 @@ struct DriverApi {
   X(stream_is_capturing, cuStreamIsCapturing)                                                                \
   X(error_name, cuGetErrorName)                                                                              \
   X(error_string, cuGetErrorString)
+static_assert(sizeof(DriverApi) == TF_ENTRY_POINT_BYTES(TF_CUDA_DRIVER_ENTRY_POINTS),
+              "every DriverApi member is listed in TF_CUDA_DRIVER_ENTRY_POINTS");
 
 // ---- NVRTC (nvrtc.h) ----
 
@@ -155,6 +163,8 @@ struct NvrtcApi {
   X(cubin_size, nvrtcGetCUBINSize)            \
   X(cubin, nvrtcGetCUBIN)                     \
   X(error_string, nvrtcGetErrorString)
+static_assert(sizeof(NvrtcApi) == TF_ENTRY_POINT_BYTES(TF_NVRTC_ENTRY_POINTS),
+              "every NvrtcApi member is listed in TF_NVRTC_ENTRY_POINTS");
 
 // ---- cuBLAS (cublas_api.h) ----
 
@@ -194,5 +204,8 @@ struct CublasApi {
   X(set_workspace, cublasSetWorkspace_v2)    \
   X(gemm, cublasGemmStridedBatchedEx)
 #define TF_CUBLAS_OPTIONAL_ENTRY_POINTS(X) X(status_string, cublasGetStatusString)
+static_assert(sizeof(CublasApi) ==
+                  TF_ENTRY_POINT_BYTES(TF_CUBLAS_ENTRY_POINTS) + TF_ENTRY_POINT_BYTES(TF_CUBLAS_OPTIONAL_ENTRY_POINTS),
+              "every CublasApi member is listed in TF_CUBLAS_ENTRY_POINTS or TF_CUBLAS_OPTIONAL_ENTRY_POINTS");
 
 }  // namespace tf::compiler::cuda
