@@ -275,7 +275,7 @@ std::vector<std::string> export_library(const std::vector<ir::FunctionPtr>& fns,
   src << "extern \"C\" const char* const tf_aot_function_keys[] = {" << keys.str() << "nullptr};\n";
   src << "extern \"C\" const void* const tf_aot_entries[] = {" << entries.str() << "nullptr};\n";
   dump_source("aot." + cache_key(src.str()), src.str(), tir.str());
-  compile_shared(src.str(), path, prelude_length());
+  export_shared(src.str(), path, prelude_length());
   return done;
 }
 

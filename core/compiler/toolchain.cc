@@ -218,6 +218,21 @@ std::string cached_shared(const std::string& source, const std::string& key, siz
   return path;
 }
 
+void export_shared(const std::string& source, const std::string& path, size_t prefix_bytes) {
+  std::string cached, bytes;
+  try {
+    cached = cache_dir() + "/" + cache_key(source) + ".so";
+  } catch (const ir::Error&) {  // no cache directory to be had: nothing to reuse or keep
+  }
+  if (!cached.empty() && read_file(cached, &bytes)) return write_atomically(path, bytes);
+  compile_shared(source, path, prefix_bytes);
+  if (cached.empty() || !read_file(path, &bytes)) return;
+  try {
+    write_atomically(cached, bytes);
+  } catch (const ir::Error&) {  // the export is written; only its reuse is lost
+  }
+}
+
 void write_precompiled_header(const std::string& header, const std::string& dir) {
   make_dirs(dir);
   // Only the current prelude's: an older build's files are dead weight.

@@ -60,6 +60,13 @@ void write_precompiled_header(const std::string& header, const std::string& dir)
 // Path of the cached object for source (key.so), compiled if missing.
 std::string cached_shared(const std::string& source, const std::string& key, size_t prefix_bytes = 0);
 
+// Writes the library compiled from `source` to `path` (an AOT export),
+// through the same cache as cached_shared: a source this toolchain compiled
+// before on this machine (the same module exported again, by any process)
+// is copied from the cache instead of compiled again. Without a usable
+// cache directory it compiles straight to `path`. Throws as compile_shared.
+void export_shared(const std::string& source, const std::string& path, size_t prefix_bytes = 0);
+
 // Writes source to TF_DUMP_DIR/<stem>.cc when TF_DUMP_DIR is set, and the
 // TIR it was printed from (when given) to TF_DUMP_DIR/<stem>.tir.
 void dump_source(const std::string& stem, const std::string& source, const std::string& tir = "");

@@ -18,30 +18,10 @@
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/toolchain.h"
 #include "core/frontend/parser.h"
+#include "scoped_env.h"
 
 namespace tf::comptest {
 namespace {
-
-// Sets an environment variable for the scope (the kernel cache's directory
-// is read from it on every use).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
 
 std::vector<std::string> files_ending(const std::string& dir, const std::string& suffix) {
   std::vector<std::string> out;
