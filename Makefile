@@ -96,7 +96,9 @@ SAN_EXCLUDE  := Install\.|tf_example_mpi
 # make test, 5000 in test-long): the generated kernels are not instrumented,
 # so more programs only repeat the compiler runs make test already made,
 # while 100 still take the generator, evaluator and compile driver through
-# every op under ASan / TSan.
+# every op under ASan / TSan. They are make test's first 100, whose
+# libraries its run left in the kernel cache: after make test this costs
+# seconds, not a compiler run of five minutes.
 SAN_ENV      := OPENBLAS_NUM_THREADS=1 TF_RANDOM_PROGRAMS=100 \
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -48,9 +48,12 @@
 //     whose order differs between the backends.
 // Every op with a native lowering is emitted (GeneratorEmitsEveryLoweredOp
 // checks it) except Local, which is compiled only per shard.
-// Programs are compiled in batches of 100 into one library (the AOT path),
-// two batches at a time, so a few hundred cost a few compiler runs; every one
-// must compile natively and run without an error.
+// Programs are compiled in batches of 50 into one library (the AOT path,
+// through the kernel cache: a batch compiled before, by make test for the
+// sanitizer builds, is not compiled again), two batches at a time, so a few
+// hundred cost a few compiler runs; every one must compile natively and run
+// without an error. The compiler's time grows with a batch's size alone,
+// and smaller batches leave less of a last one compiling on its own core.
 // TF_RANDOM_PROGRAMS sets the count (default 300; `make test-long` runs 5000),
 // TF_RANDOM_SEED the seed. TF_RANDOM_FROM=k replays a failure at r<k> in
 // minutes: the batches before k's are generated and draw their inputs from
@@ -112,6 +115,11 @@ const ir::TensorType& ttype(const ir::ExprPtr& e) { return static_cast<const ir:
 constexpr const char* kIndexPrefix = "idx";
 
 // Builds one random function over N x D values of one float dtype.
+// Every draw from the random stream is a statement or an initializer of its
+// own, never one of two among a call's arguments or an operator's operands:
+// their order is the compiler's to choose, and GCC and Clang chose
+// differently, so the same seed made other programs in the sanitizer builds
+// (a failure found in one build did not replay in the other).
 class ProgramGenerator {
  public:
   ProgramGenerator(std::mt19937& rng, DType dt) : rng_(rng), dt_(dt) {}
@@ -178,13 +186,18 @@ class ProgramGenerator {
     return ps[static_cast<size_t>(pick(static_cast<int>(ps.size())))];
   }
   ir::ExprPtr constant() { return ir::Constant::make_float(uniform(-2, 2), dt_); }
+  // A magnitude in [lo, hi) with a random sign, drawn after it.
+  double signed_uniform(double lo, double hi) {
+    const double magnitude = uniform(lo, hi);
+    return pick(2) ? magnitude : -magnitude;
+  }
   // The comparison `a k (b + c)` for a pool value b and a constant c with
   // 0.25 <= |c| <= 2. Rationale: values the backends compute an ulp apart
   // (gelu's tanh and erf forms near 0; exp(gelu(x)) and 1 for large negative
   // x) would otherwise tie often, and a tie flips the comparison (see
   // GeluTanhOfLargeNegativeInput below).
   ir::ExprPtr compare(const ir::ExprPtr& a, BinaryKind k) {
-    ir::ExprPtr shift = ir::Constant::make_float(uniform(0.25, 2) * (pick(2) ? 1 : -1), dt_);
+    ir::ExprPtr shift = ir::Constant::make_float(signed_uniform(0.25, 2), dt_);
     return binary(a, binary(any(), shift, BinaryKind::kAdd), k);
   }
   ir::ExprPtr any_vector() {
@@ -214,15 +227,20 @@ class ProgramGenerator {
       case 0: case 1: case 2: return random_binary();
       case 3: return random_unary();
       case 4: return call<ops::Silu>({any()});
-      case 5: return call<ops::Gelu>({any()}, pick(2) ? "tanh" : "none");
+      case 5: {
+        const char* form = pick(2) ? "tanh" : "none";
+        return call<ops::Gelu>({any()}, form);
+      }
       case 6: return call<ops::RMSNorm>({full(), any_vector()}, 1e-5);
       case 7: {  // softmax; now and then two in one stage, each with its own exps and sums
         ir::ExprPtr s = call<ops::SoftMax>({full()}, -1);
         if (pick(3) != 0) return s;
-        return binary(s, call<ops::SoftMax>({full()}, -1), pick(2) ? BinaryKind::kAdd : BinaryKind::kMul);
+        const BinaryKind k = pick(2) ? BinaryKind::kAdd : BinaryKind::kMul;
+        return binary(s, call<ops::SoftMax>({full()}, -1), k);
       }
       case 8: {  // compare, then back to float
-        return cast(compare(any(), pick(2) ? BinaryKind::kLt : BinaryKind::kGe), dt_);
+        const BinaryKind k = pick(2) ? BinaryKind::kLt : BinaryKind::kGe;
+        return cast(compare(any(), k), dt_);
       }
       case 9: {  // round trip through the other float type
         DType other = dt_ == DType::kF32 ? DType::kF64 : DType::kF32;
@@ -247,7 +265,8 @@ class ProgramGenerator {
         return binary(d, v, BinaryKind::kMul);
       }
       case 11: {  // Reduce over the first axis, keepdim: (1, D) broadcasts back
-        return call<ops::Reduce>({full()}, std::vector<int64_t>{0}, true, kReduceKinds[pick(4)]);
+        const ReduceKind k = kReduceKinds[pick(4)];
+        return call<ops::Reduce>({full()}, std::vector<int64_t>{0}, true, k);
       }
       case 12: {  // a transpose round trip, through an elementwise op
         ir::ExprPtr t = call<ops::Transpose>({full()}, std::vector<int64_t>{1, 0});
@@ -277,7 +296,8 @@ class ProgramGenerator {
       case 29: return shape_scaled();
       case 30: return reshard(any());
       case 31: {  // a mask's select, a literal on either side
-        ir::ExprPtr c = compare(any(), pick(2) ? BinaryKind::kLt : BinaryKind::kGe);
+        const BinaryKind k = pick(2) ? BinaryKind::kLt : BinaryKind::kGe;
+        ir::ExprPtr c = compare(any(), k);
         ir::ExprPtr a = any(), b = pick(3) == 0 ? constant() : any();
         if (pick(2)) std::swap(a, b);
         return call<ops::Where>({c, a, b});
@@ -298,9 +318,9 @@ class ProgramGenerator {
       }
       default: {  // an arange along the row, in the float type or through i64
         const bool integral = pick(2) == 0;
-        ir::ExprPtr r = call<ops::Arange>({}, d_, integral ? double(pick(5)) - 2 : uniform(-1, 1),
-                                          integral ? double(pick(3)) + 1 : uniform(-0.05, 0.05),
-                                          integral ? DType::kI64 : dt_);
+        const double step = integral ? double(pick(3)) + 1 : uniform(-0.05, 0.05);
+        const double start = integral ? double(pick(5)) - 2 : uniform(-1, 1);
+        ir::ExprPtr r = call<ops::Arange>({}, d_, start, step, integral ? DType::kI64 : dt_);
         return binary(full(), integral ? cast(r, dt_) : r, BinaryKind::kAdd);
       }
     }
@@ -340,19 +360,22 @@ class ProgramGenerator {
     const std::vector<int64_t> unit{1, 1};
     switch (pick(3)) {
       case 0: {
-        ir::ExprPtr cat = call<ops::Concat>({ir::Tuple::make({a, nd()})}, pick(2) ? 0 : -2);
+        const int64_t axis = pick(2) ? 0 : -2;
+        ir::ExprPtr cat = call<ops::Concat>({ir::Tuple::make({a, nd()})}, axis);
         const bool second = pick(2);
         return call<ops::Slice>({cat}, ir::Shape{second ? n_ : zero, zero},
                                 ir::Shape{second ? n_ * 2 : n_, d_}, unit);
       }
       case 1: {
-        ir::ExprPtr cat = call<ops::Concat>({ir::Tuple::make({a, nd()})}, pick(2) ? 1 : -1);
+        const int64_t axis = pick(2) ? 1 : -1;
+        ir::ExprPtr cat = call<ops::Concat>({ir::Tuple::make({a, nd()})}, axis);
         const bool second = pick(2);
         return call<ops::Slice>({cat}, ir::Shape{zero, second ? d_ : zero},
                                 ir::Shape{n_, second ? d_ * 2 : d_}, unit);
       }
       default: {
-        ir::ExprPtr col = call<ops::Reduce>({nd()}, std::vector<int64_t>{1}, true, kReduceKinds[pick(4)]);
+        const ReduceKind k = kReduceKinds[pick(4)];
+        ir::ExprPtr col = call<ops::Reduce>({nd()}, std::vector<int64_t>{1}, true, k);
         if (pick(2)) {
           ir::ExprPtr cat = call<ops::Concat>({ir::Tuple::make({col, a})}, 1);
           return call<ops::Slice>({cat}, ir::Shape{zero, one}, ir::Shape{n_, d_ + 1}, unit);
@@ -395,7 +418,10 @@ class ProgramGenerator {
     const DType it = pick(2) ? DType::kI32 : DType::kI64;
     switch (pick(3)) {
       case 0: return call<ops::Gather>({nd(), index_param({n_}, "N", it)}, 0, 0);
-      case 1: return call<ops::Gather>({full(), index_param({d_}, "D", it)}, pick(2) ? 1 : -1, 0);
+      case 1: {
+        const int64_t axis = pick(2) ? 1 : -1;
+        return call<ops::Gather>({full(), index_param({d_}, "D", it)}, axis, 0);
+      }
       default: return call<ops::Gather>({nd(), index_param({n_, d_}, "D", it)}, 1, 1);
     }
   }
@@ -458,8 +484,11 @@ class ProgramGenerator {
     return cast(r, dt_);
   }
   ir::ExprPtr small_int(DType it) {
-    if (pick(2)) return cast(compare(any(), pick(2) ? BinaryKind::kGt : BinaryKind::kLe), it);
-    const double c = uniform(1, 50) * (pick(2) ? 1 : -1);
+    if (pick(2)) {
+      const BinaryKind k = pick(2) ? BinaryKind::kGt : BinaryKind::kLe;
+      return cast(compare(any(), k), it);
+    }
+    const double c = signed_uniform(1, 50);
     ir::ExprPtr scaled = binary(float_param(), ir::Constant::make_float(c, dt_), BinaryKind::kMul);
     return cast(unary(scaled, UnaryKind::kFloor), it);
   }
@@ -469,7 +498,12 @@ class ProgramGenerator {
   ir::ExprPtr row_producer() {
     ir::ExprPtr x;
     switch (pick(4)) {
-      case 0: x = binary(nd(), any(), pick(2) ? BinaryKind::kAdd : BinaryKind::kMul); break;
+      case 0: {
+        const BinaryKind k = pick(2) ? BinaryKind::kAdd : BinaryKind::kMul;
+        ir::ExprPtr b = any();
+        x = binary(nd(), b, k);
+        break;
+      }
       case 1: x = call<ops::Silu>({nd()}); break;
       case 2: x = unary(nd(), UnaryKind::kSquare); break;
       default: x = cast(compare(nd(), BinaryKind::kGt), dt_); break;
@@ -491,7 +525,7 @@ class ProgramGenerator {
   // compared with those, an ulp between the backends' forms flips the result
   // (see GeluTanhOfLargeNegativeInput below).
   ir::ExprPtr large_chain() {
-    const double c = uniform(20, 50) * (pick(2) ? 1 : -1);
+    const double c = signed_uniform(20, 50);
     ir::ExprPtr x = binary(float_param(), ir::Constant::make_float(c, dt_), BinaryKind::kMul);
     for (int steps = 1 + pick(3); steps > 0; --steps) {
       switch (pick(6)) {
@@ -503,7 +537,7 @@ class ProgramGenerator {
       }
     }
     extra_outs_.push_back(x);
-    ir::ExprPtr threshold = ir::Constant::make_float(uniform(1.5, 50) * (pick(2) ? 1 : -1), dt_);
+    ir::ExprPtr threshold = ir::Constant::make_float(signed_uniform(1.5, 50), dt_);
     return cast(binary(x, threshold, pick(2) ? BinaryKind::kLt : BinaryKind::kGe), dt_);
   }
 
@@ -513,6 +547,11 @@ class ProgramGenerator {
   ir::ExprPtr reshape(const ir::ExprPtr& x, ir::Shape s) { return call<ops::Reshape>({x}, std::move(s)); }
   ir::ExprPtr reduce(const ir::ExprPtr& x, std::vector<int64_t> axes, bool keepdim, ReduceKind k) {
     return call<ops::Reduce>({x}, std::move(axes), keepdim, k);
+  }
+  // A reduction of a random kind over `axes` of a pool (N, D) value.
+  ir::ExprPtr reduce_nd(std::vector<int64_t> axes, bool keepdim) {
+    const ReduceKind k = kReduceKinds[pick(4)];
+    return reduce(nd(), std::move(axes), keepdim, k);
   }
   ir::ExprPtr slice(const ir::ExprPtr& x, ir::Shape begin, ir::Shape end) {
     const std::vector<int64_t> unit(begin.size(), 1);
@@ -552,7 +591,8 @@ class ProgramGenerator {
   // one operand of an elementwise op: y + 0, or max(y, 0), which is relu.
   ir::ExprPtr zeros_mix() {
     ir::ExprPtr z = zeros(ttype(any()).shape());
-    return binary(any(), z, pick(2) ? BinaryKind::kAdd : BinaryKind::kMaximum);
+    const BinaryKind k = pick(2) ? BinaryKind::kAdd : BinaryKind::kMaximum;
+    return binary(any(), z, k);
   }
 
   // ---- shape values -----------------------------------------------------------
@@ -570,10 +610,14 @@ class ProgramGenerator {
     ir::ExprPtr composed = call<ops::ShapeCompose>({ir::Tuple::make({call<ops::Rank>({x}), d})});
     return call<ops::ShapeExtract>({composed}, pick(2) ? 1 : -1);
   }
-  ir::ExprPtr dim_n() { return dim_of(nd(), pick(2) ? 0 : -2); }
+  ir::ExprPtr dim_n() {
+    const int64_t index = pick(2) ? 0 : -2;
+    return dim_of(nd(), index);
+  }
   ir::ExprPtr dim_d() {
     if (pick(2)) return dim_of(any_vector(), pick(2) ? 0 : -1);
-    return dim_of(full(), pick(2) ? 1 : -1);
+    const int64_t index = pick(2) ? 1 : -1;
+    return dim_of(full(), index);
   }
   ir::ExprPtr as_index(const ir::ExprPtr& i64_value, DType it) {
     return it == DType::kI64 ? i64_value : cast(i64_value, it);
@@ -631,7 +675,10 @@ class ProgramGenerator {
     ir::ExprPtr x = nd();
     switch (pick(3)) {
       case 0: return x;
-      case 1: return binary(x, any(), pick(2) ? BinaryKind::kAdd : BinaryKind::kMul);
+      case 1: {
+        const BinaryKind k = pick(2) ? BinaryKind::kAdd : BinaryKind::kMul;
+        return binary(x, any(), k);
+      }
       default: return zeros(ttype(x).shape());
     }
   }
@@ -646,13 +693,12 @@ class ProgramGenerator {
     const DType it = index_dtype();
     switch (pick(4)) {
       case 0: {
-        ir::ExprPtr row = pick(2) ? reduce(nd(), {0}, true, kReduceKinds[pick(4)])
-                                  : slice(nd(), ir::Shape{0, 0}, ir::Shape{1, d_});
+        ir::ExprPtr row = pick(2) ? reduce_nd({0}, true) : slice(nd(), ir::Shape{0, 0}, ir::Shape{1, d_});
         ir::ExprPtr offs = ir::Tuple::make({offset_below(dim_n(), it), zero_offset()});
         return insert(nd_destination(), row, offs);
       }
       case 1: {
-        ir::ExprPtr col = reduce(nd(), {1}, true, kReduceKinds[pick(4)]);
+        ir::ExprPtr col = reduce_nd({1}, true);
         ir::ExprPtr offs = ir::Tuple::make({zero_offset(), offset_below(dim_d(), it)});
         return insert(nd_destination(), col, offs);
       }
@@ -664,9 +710,9 @@ class ProgramGenerator {
       }
       default: {
         ir::ExprPtr v = any_vector();
-        ir::ExprPtr entry = reduce(nd(), {0, 1}, false, kReduceKinds[pick(4)]);
-        ir::ExprPtr y = insert(binary(v, constant(), BinaryKind::kAdd), reshape(entry, ir::Shape{1}),
-                               offset_below(dim_d(), it));
+        ir::ExprPtr entry = reduce_nd({0, 1}, false);
+        ir::ExprPtr at = offset_below(dim_d(), it);
+        ir::ExprPtr y = insert(binary(v, constant(), BinaryKind::kAdd), reshape(entry, ir::Shape{1}), at);
         return binary(any(), y, BinaryKind::kAdd);
       }
     }
@@ -715,7 +761,7 @@ class ProgramGenerator {
                                 BinaryKind::kMul);
       return call<ops::CacheScatter>({cache, nd(), as_index(zero, it)});
     }
-    ir::ExprPtr update = reduce(nd(), {1}, true, kReduceKinds[pick(4)]);
+    ir::ExprPtr update = reduce_nd({1}, true);
     ir::ExprPtr last = binary(dim_d(), int_constant(1, DType::kI64), BinaryKind::kSub);
     ir::ExprPtr pos = binary(call<ops::Arange>({}, n_, 0.0, 1.0, DType::kI64), last, BinaryKind::kMinimum);
     return call<ops::CacheScatter>({cache, update, as_index(pos, it)});
@@ -770,7 +816,8 @@ class ProgramGenerator {
   // Per row, the count of true comparisons minus their max: (N,) i32 / i64
   // values in [0, D).
   ir::ExprPtr count_below_d() {
-    ir::ExprPtr c = cast(compare(nd(), BinaryKind::kLt), index_dtype());
+    const DType it = index_dtype();
+    ir::ExprPtr c = cast(compare(nd(), BinaryKind::kLt), it);
     return binary(reduce(c, {1}, false, ReduceKind::kSum), reduce(c, {1}, false, ReduceKind::kMax),
                   BinaryKind::kSub);
   }
@@ -791,11 +838,14 @@ class ProgramGenerator {
     switch (pick(3)) {
       case 0: return {float_param(), false};
       case 1: {
-        const double c = uniform(1, 20) * (pick(2) ? 1 : -1);
+        const double c = signed_uniform(1, 20);
         ir::ExprPtr scaled = binary(float_param(), ir::Constant::make_float(c, dt_), BinaryKind::kMul);
         return {unary(scaled, UnaryKind::kFloor), true};
       }
-      default: return {cast(binary(float_param(), float_param(), BinaryKind::kGe), dt_), true};
+      default: {
+        ir::ExprPtr b = float_param();
+        return {cast(binary(float_param(), b, BinaryKind::kGe), dt_), true};
+      }
     }
   }
   Exact exact_step(Exact x) {
@@ -825,7 +875,8 @@ class ProgramGenerator {
   }
   // (values, indices) of one TopK; largest and sorted at random.
   std::pair<ir::ExprPtr, ir::ExprPtr> top(const ir::ExprPtr& x, ir::ShapeDim k, int64_t axis) {
-    ir::ExprPtr t = call<ops::TopK>({x}, std::move(k), axis, pick(2) == 0, pick(2) == 0);
+    const bool sorted = pick(2) == 0, largest = pick(2) == 0;
+    ir::ExprPtr t = call<ops::TopK>({x}, std::move(k), axis, largest, sorted);
     return {ir::TupleGetItem::make(t, 0), ir::TupleGetItem::make(t, 1)};
   }
   // TopK along rows (k = D, a full sort, or k = 1), along columns (k = N) or
@@ -834,14 +885,16 @@ class ProgramGenerator {
   ir::ExprPtr topk() {
     switch (pick(4)) {
       case 0: {
-        auto [vals, idx] = top(exact_nd(), d_, pick(2) ? 1 : -1);
+        const int64_t axis = pick(2) ? 1 : -1;
+        auto [vals, idx] = top(exact_nd(), d_, axis);
         if (pick(2)) extra_outs_.push_back(idx);
         return pick(2) ? vals : call<ops::Gather>({nd(), idx}, 1, 1);
       }
       case 1: {
         auto [vals, idx] = top(exact_nd(), 1, -1);
         ir::ExprPtr picked = call<ops::Gather>({nd(), idx}, 1, 1);
-        return binary(pick(2) ? vals : picked, any(), BinaryKind::kAdd);
+        ir::ExprPtr other = any();
+        return binary(pick(2) ? vals : picked, other, BinaryKind::kAdd);
       }
       case 2: {  // along columns; the indices gather along columns of a transpose
         auto [vals, idx] = top(exact_nd(), n_, 0);
@@ -884,7 +937,8 @@ class ProgramGenerator {
                                       std::vector<int64_t>{dil * (kh / 2), dil * (kw / 2)},
                                       std::vector<int64_t>{dil, dil}, groups);
     ir::ExprPtr m = reduce(y, {0, 1, 2, 3}, false, ReduceKind::kMean);
-    return binary(any(), m, pick(2) ? BinaryKind::kAdd : BinaryKind::kMul);
+    const BinaryKind k = pick(2) ? BinaryKind::kAdd : BinaryKind::kMul;
+    return binary(any(), m, k);
   }
 
   // ---- Reshard ----------------------------------------------------------------------
@@ -1045,7 +1099,7 @@ void check_batch(Batch& b, std::mt19937& rng, int64_t* checked) {
 
 TEST(RandomPrograms, CompiledAgreesWithEvaluator) {
   const int64_t total = env_int("TF_RANDOM_PROGRAMS", 300);
-  const int64_t batch = 100;
+  const int64_t batch = 50;
   // Rationale: one compiler run is single-threaded and dominates the time,
   // so two batches compile at once while the oldest one is checked.
   const size_t kInFlight = 2;
