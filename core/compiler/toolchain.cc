@@ -224,7 +224,10 @@ void export_shared(const std::string& source, const std::string& path, size_t pr
     cached = cache_dir() + "/" + cache_key(source) + ".so";
   } catch (const ir::Error&) {  // no cache directory to be had: nothing to reuse or keep
   }
-  if (!cached.empty() && read_file(cached, &bytes)) return write_atomically(path, bytes);
+  if (!cached.empty() && read_file(cached, &bytes)) {
+    write_atomically(path, bytes);
+    return;
+  }
   compile_shared(source, path, prefix_bytes);
   if (cached.empty() || !read_file(path, &bytes)) return;
   try {

@@ -4,7 +4,7 @@
 // directory to succeed.
 #include <unistd.h>
 
-#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "compiler_helpers.h"
