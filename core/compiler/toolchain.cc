@@ -66,6 +66,17 @@ std::string read_head(const std::string& path, size_t max) {
   return s.size() > max ? s.substr(0, max) + "..." : s;
 }
 
+// The process's umask, read without changing it (umask(2) can only set
+// it, which would race with other threads creating files); 022 where
+// /proc does not say.
+unsigned process_umask() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("Umask:", 0) == 0) return static_cast<unsigned>(std::strtoul(line.c_str() + 6, nullptr, 8));
+  return 022;
+}
+
 bool exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -226,6 +237,8 @@ void export_shared(const std::string& source, const std::string& path, size_t pr
   }
   if (!cached.empty() && read_file(cached, &bytes)) {
     write_atomically(path, bytes);
+    // The mode the linker gives its output: executable, less the umask.
+    ::chmod(path.c_str(), static_cast<mode_t>(0777 & ~process_umask()));
     return;
   }
   compile_shared(source, path, prefix_bytes);

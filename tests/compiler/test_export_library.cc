@@ -2,6 +2,7 @@
 // module exported again is a copy of the library compiled the first time,
 // a change of toolchain compiles anew, and an export needs no cache
 // directory to succeed.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -62,6 +63,13 @@ std::string bytes_of(const std::string& path) {
   return b;
 }
 
+// The permission bits of path's mode.
+unsigned mode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return static_cast<unsigned>(st.st_mode & 07777);
+}
+
 TEST_F(ExportLibrary, TheSameModuleExportedAgainIsACopyOfTheCachedLibrary) {
   ScopedEnv cache("TF_CACHE_DIR", dir_ + "/cache");
   const int64_t before = compiler::compiler_invocations();
@@ -70,6 +78,7 @@ TEST_F(ExportLibrary, TheSameModuleExportedAgainIsACopyOfTheCachedLibrary) {
   const std::string second = export_to("second.so");
   EXPECT_EQ(compiler::compiler_invocations(), before + 1) << "the second export ran the compiler";
   EXPECT_EQ(bytes_of(second), bytes_of(first));
+  EXPECT_EQ(mode_of(second), mode_of(first)) << "the copy's mode is not the linker's";
   expect_runs(first);
   expect_runs(second);
 
