@@ -13,9 +13,10 @@
 // - columns: where a kept axis is at unit stride (the last one: a sum over
 //   the batch axis; another one, the last axis reduced at a larger stride:
 //   a sum over the rows of a transposed view), a task folds a tile of up
-//   to kChunk consecutive elements of that axis over every reduced index
-//   into an L1 array of accumulators, reading the tile's elements of each
-//   reduced index as one contiguous run. One task per output element there
+//   to kColumnTile consecutive elements of that axis over every reduced
+//   index into an L1 array of accumulators, reading the tile's elements of
+//   each reduced index as one contiguous run, kColumnRows indices per pass
+//   over the accumulators. One task per output element there
 //   walked the operand a strided element at a time: an f32 amax over axis 0
 //   of [2048, 4096] took 20x eager's time, a sum over the last axis of its
 //   transpose 2.4x.
@@ -27,6 +28,7 @@
 #include "core/compiler/codegen.h"
 #include "core/compiler/emit_util.h"
 #include "core/compiler/lane_partials.h"
+#include "core/compiler/lower_loop_nest.h"
 #include "core/compiler/lower_stages.h"
 #include "core/compiler/scalar_lowering.h"
 #include "core/ir/error.h"
@@ -42,6 +44,11 @@ namespace {
 struct Axes {
   std::vector<size_t> kept, reduced;
 };
+
+// The column schedule's widest tile (its accumulators: 8 KB of doubles, in
+// L1 beside the rows' lines) and the reduced indices it folds per pass.
+constexpr int64_t kColumnTile = 1024;
+constexpr int64_t kColumnRows = 8;
 
 Axes split_axes(size_t rank, const std::vector<int64_t>& axes) {
   std::vector<bool> red(rank, false);
@@ -196,6 +203,14 @@ StmtPtr rows(const EntryVars& e, const SlotView& x, const SlotVars& y, const Axe
 // unit stride), for the combination k of the other kept axes, over every
 // reduced index r. The output is contiguous in kept-axis order, so a tile
 // of an axis that is not the last kept one is stored at that axis's stride.
+//
+// The walk folds kColumnRows reduced indices per pass over the tile, each
+// element's steps chained in index order (the one-index walk's order, so
+// the same bits), and a tile is as wide as the call's threads allow, up to
+// kColumnTile. Measured on an f32 sum over axis 0 of [2048, 4096] on one
+// thread: one index per pass over 256-element tiles made 16 KB jumps after
+// every 1 KB run and stored the accumulators once per element read, 3.2 ms
+// against 1.2 ms for a row sum of the same bytes.
 StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t tile, const Fold& f, DType d) {
   std::vector<size_t> others;
   std::vector<ExprPtr> other_ys;  // the output's strides of the other kept axes
@@ -210,37 +225,58 @@ StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t t
   Lets frame;
   const VarPtr outer = frame.bind("outer", product(kept.n)), nred = frame.bind("nred", product(red.n));
   const VarPtr len = frame.bind("len", x.extent_at(tile)), ts = frame.bind("ts", tile_ys);
-  const VarPtr tiles = frame.bind("tiles", div(add(len, i64(kChunk - 1)), i64(kChunk)));
+  // Enough tiles per combination of the other kept axes for every thread to
+  // get one, each a multiple of kChunk wide, at most kColumnTile.
+  auto ceil_div = [](const ExprPtr& a, const ExprPtr& b) { return div(add(a, sub(b, i64(1))), b); };
+  const VarPtr per = frame.bind("per", max(i64(1), ceil_div(team_size(), max(outer, i64(1)))));
+  const VarPtr share = frame.bind("share", ceil_div(len, per));
+  const VarPtr width = frame.bind("width", min(i64(kColumnTile), mul(max(i64(1), ceil_div(share, i64(kChunk))), i64(kChunk))));
+  const VarPtr tiles = frame.bind("tiles", ceil_div(len, width));
 
   const VarPtr u = Var::make("u", kIndex), r = Var::make("r", kIndex), t = Var::make("t", kIndex);
   Lets task;
   const VarPtr k = task.bind("k", div(u, tiles));
-  const VarPtr t0 = task.bind("t0", mul(mod(u, tiles), i64(kChunk)));
-  const VarPtr tn = task.bind("tn", min(sub(len, t0), i64(kChunk)));
+  const VarPtr t0 = task.bind("t0", mul(mod(u, tiles), width));
+  const VarPtr tn = task.bind("tn", min(sub(len, t0), width));
   const std::vector<ExprPtr> k_off = row_major_offsets(k, kept.n, {kept.s, other_ys}, task, "k");
   const VarPtr x0 = task.bind_pointer("x0", address(x.slot.data, add(k_off[0], t0)), false);
   const VarPtr y0 = task.bind_pointer("y0", address(y.data, add(k_off[1], mul(t0, ts))), true);
-  Lets walk;
-  const VarPtr xr = walk.bind_pointer("x", address(x0, row_major_offsets(r, red.n, {red.s}, walk, "w")[0]), false);
 
   const VarPtr accs = Var::make(f.name + "s", Type::pointer(f.acc_t.dtype));
   const VarPtr nans = f.nan_t ? Var::make("nans", Type::pointer(f.nan_t->dtype)) : nullptr;
   const ForKind kind = ForKind::kVectorized;
   std::vector<StmtPtr> init{Store::make(accs, t, f.init)};
   if (nans) init.push_back(Store::make(nans, t, imm(nans->dtype(), 0)));
-  const ExprPtr v = cast(compute_dtype(d), load(xr, t));
-  std::vector<StmtPtr> fold{Store::make(accs, t, f.step(load(accs, t), v))};
-  if (nans) fold.push_back(Store::make(nans, t, count_nan(load(nans, t), v)));
+  // One pass over the tile folding the reduced indices first, first + 1, ...
+  // (`rows` of them), each row's pointer bound in the pass's lets.
+  auto pass = [&](const ExprPtr& first, int64_t rows) {
+    Lets walk;
+    ExprPtr acc = load(accs, t), nan = nans ? load(nans, t) : nullptr;
+    for (int64_t q = 0; q < rows; ++q) {
+      const ExprPtr index = q == 0 ? first : add(first, i64(q));
+      const std::string w = "w" + std::to_string(q);
+      const VarPtr xq = walk.bind_pointer(rows == 1 ? "x" : "x_" + std::to_string(q),
+                                          address(x0, row_major_offsets(index, red.n, {red.s}, walk, w)[0]), false);
+      const ExprPtr v = cast(compute_dtype(d), load(xq, t));
+      acc = f.step(acc, v);
+      if (nans) nan = count_nan(nan, v);
+    }
+    std::vector<StmtPtr> fold{Store::make(accs, t, acc)};
+    if (nans) fold.push_back(Store::make(nans, t, nan));
+    return walk.wrap(For::make(t, i64(0), tn, kind, Seq::make(std::move(fold))));
+  };
+  const VarPtr blocks = frame.bind("blocks", div(nred, i64(kColumnRows)));
+  const StmtPtr walk = Seq::make({For::make(r, i64(0), blocks, ForKind::kSerial, pass(mul(r, i64(kColumnRows)), kColumnRows)),
+                                  For::make(r, mul(blocks, i64(kColumnRows)), sub(nred, mul(blocks, i64(kColumnRows))),
+                                            ForKind::kSerial, pass(r, 1))});
   const ExprPtr value = cast(d, f.result(load(accs, t), nans ? load(nans, t) : nullptr, nred));
   // The last kept axis stores one contiguous run; another one an element
   // of each of tn output rows.
   const StmtPtr store = tile == axes.kept.back() ? For::make(t, i64(0), tn, kind, Store::make(y0, t, value))
                                                  : For::make(t, i64(0), tn, ForKind::kSerial, Store::make(y0, mul(t, ts), value));
-  StmtPtr body = Seq::make({For::make(t, i64(0), tn, kind, Seq::make(std::move(init))),
-                            For::make(r, i64(0), nred, ForKind::kSerial, walk.wrap(For::make(t, i64(0), tn, kind, Seq::make(std::move(fold))))),
-                            store});
-  if (nans) body = Allocate::make(nans, i64(kChunk), MemoryScope::kLocal, body);
-  body = Allocate::make(accs, i64(kChunk), MemoryScope::kLocal, body);
+  StmtPtr body = Seq::make({For::make(t, i64(0), tn, kind, Seq::make(std::move(init))), walk, store});
+  if (nans) body = Allocate::make(nans, i64(kColumnTile), MemoryScope::kLocal, body);
+  body = Allocate::make(accs, i64(kColumnTile), MemoryScope::kLocal, body);
   return frame.wrap(For::make(u, i64(0), mul(outer, tiles), ForKind::kParallel, task.wrap(body), {},
                               ge(mul(mul(outer, len), nred), i64(kRowParallelMin))));
 }

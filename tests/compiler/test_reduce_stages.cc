@@ -13,6 +13,7 @@
 #include "compiler_helpers.h"
 #include "core/compiler/codegen.h"
 #include "core/frontend/parser.h"
+#include "core/runtime/threads.h"
 
 namespace tf::comptest {
 namespace {
@@ -144,20 +145,45 @@ TEST_F(ReduceStages, ColumnsAgreeWithTheEvaluator) {
   check("col_sum", {random_array(DType::kF32, {300, 1000}, rng_)}, "[300, 1000]");
 }
 
+// A tile is as wide as the call's threads allow (a multiple of 256, at
+// most 1024) and folds 8 rows per pass, the rest one at a time: widths of
+// one tile, of several with a short last one, and of the widest, with row
+// counts below, at and past a pass, on one thread, two and three.
+TEST_F(ReduceStages, ColumnTilesFollowTheThreads) {
+  for (int threads : {1, 2, 3}) {
+    runtime::set_num_threads(threads);
+    for (int64_t d : {300, 1024, 2500})
+      for (int64_t n : {7, 8, 17}) {
+        const std::string what = "[" + std::to_string(n) + ", " + std::to_string(d) + "] on " +
+                                 std::to_string(threads) + " thread(s)";
+        check("col_sum", {random_array(DType::kF32, {n, d}, rng_)}, what);
+        check("col_max", {random_array(DType::kF32, {n, d}, rng_)}, what);
+      }
+    // Tiles of the middle axis of every batch, which gives the threads
+    // tasks of its own.
+    check("mid_sum16", {random_array(DType::kF16, {3, 21, 1500}, rng_)}, "[3, 21, 1500]");
+  }
+  runtime::set_num_threads(0);
+}
+
 // A NaN anywhere in a column makes its max NaN, in the first tile and past
 // it; infinities are values.
+// (Rows 2 and 13 are folded in passes of 8 rows, row 17 alone; columns
+// 300 and 2100 lie past the first tile of any width.)
 TEST_F(ReduceStages, ColumnMaximaPropagateNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  NDArray x = random_array(DType::kF32, {6, 700}, rng_);
-  set_f32(x, 2 * 700 + 3, nan);
-  set_f32(x, 5 * 700 + 300, nan);
-  set_f32(x, 0 * 700 + 301, -inf);
-  set_f32(x, 4 * 700 + 302, inf);
+  const int64_t d = 2200;
+  NDArray x = random_array(DType::kF32, {18, d}, rng_);
+  set_f32(x, 2 * d + 3, nan);
+  set_f32(x, 13 * d + 300, nan);
+  set_f32(x, 17 * d + 2100, nan);
+  set_f32(x, 0 * d + 301, -inf);
+  set_f32(x, 4 * d + 302, inf);
   auto got = run_native(*compiler::compile(fn("col_max")), fn("col_max"), {x});
   for (const NDArray& g : got) {
     const float* y = static_cast<const float*>(g.data());
-    EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[300]));
-    EXPECT_FALSE(std::isnan(y[4]) || std::isnan(y[299]) || std::isnan(y[301]));
+    EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[300]) && std::isnan(y[2100]));
+    EXPECT_FALSE(std::isnan(y[4]) || std::isnan(y[299]) || std::isnan(y[301]) || std::isnan(y[2099]));
     EXPECT_EQ(y[302], inf);
   }
   check("col_max", {x}, "NaN and infinities");
@@ -225,10 +251,15 @@ TEST_F(ReduceStages, SoftMaxOverAnotherAxis) {
 TEST_F(ReduceStages, EachScheduleVectorizes) {
   const std::string c = compiler::generate(fn("col_max")).tir;
   EXPECT_GT(count(c, "if ((st0[1] == 1))"), 0) << c;
+  // Passes of 8 rows, each element's steps in row order, and the rest of
+  // the rows one per pass.
+  EXPECT_GT(count(c, "ms[t] = max(max(max(max(max(max(max(max(ms[t], x_0[t]), x_1[t])"), 0) << c;
+  EXPECT_GT(count(c, "i32((x_7[t] != x_7[t]))"), 0) << c;
   EXPECT_GT(count(c, "ms[t] = max(ms[t], x[t])"), 0) << c;
   EXPECT_GT(count(c, "nans[t] = (nans[t] + i32((x[t] != x[t])))"), 0) << c;
   EXPECT_EQ(count(c, "tf_max("), 0) << c;
   const std::string s = compiler::generate(fn("col_sum")).tir;
+  EXPECT_GT(count(s, "(((accs[t] + f64(x_0[t])) + f64(x_1[t])) + f64(x_2[t]))"), 0) << s;
   EXPECT_GT(count(s, "accs[t] = (accs[t] + f64(x[t]))"), 0) << s;
   const std::string r = compiler::generate(fn("row_max")).tir;
   EXPECT_GT(count(r, "if ((is == 1))"), 0) << r;
