@@ -19,7 +19,9 @@
 //   over the accumulators. One task per output element there
 //   walked the operand a strided element at a time: an f32 amax over axis 0
 //   of [2048, 4096] took 20x eager's time, a sum over the last axis of its
-//   transpose 2.4x.
+//   transpose 2.4x. Where the one kept axis is at most kColumnTile long and
+//   the rows are dense (a bias gradient's sum over the batch), the rows are
+//   split among the threads instead (dense_columns).
 #include <functional>
 #include <limits>
 #include <optional>
@@ -49,6 +51,12 @@ struct Axes {
 // L1 beside the rows' lines) and the reduced indices it folds per pass.
 constexpr int64_t kColumnTile = 1024;
 constexpr int64_t kColumnRows = 8;
+// Dense columns (dense_columns) fold kDenseRows runs per pass (fewer
+// streams than kColumnRows, as their runs are already contiguous: measured
+// faster at 9 of 10 shapes) and give a thread at least kMinRunsPerPart runs
+// of kColumnTile / 2 or more elements.
+constexpr int64_t kDenseRows = 4;
+constexpr int64_t kMinRunsPerPart = 32;
 
 Axes split_axes(size_t rank, const std::vector<int64_t>& axes) {
   std::vector<bool> red(rank, false);
@@ -64,10 +72,14 @@ struct Fold {
   std::string name;  // the accumulator's
   Type acc_t;
   ExprPtr init;
-  std::function<ExprPtr(const ExprPtr& acc, const ExprPtr& x)> step;  // x in the compute type
+  std::function<ExprPtr(const ExprPtr& x)> lift;  // an element (compute type) as an accumulator value
+  std::function<ExprPtr(const ExprPtr& a, const ExprPtr& b)> combine;  // two accumulator values
   std::optional<BinaryOp> vector_op;  // the vectorized reduction, if any; else a serial loop
   std::optional<Type> nan_t;          // a float max's count of NaN elements
   std::function<ExprPtr(const ExprPtr& acc, const ExprPtr& nans, const ExprPtr& count)> result;  // compute type
+
+  // acc with element x folded in.
+  ExprPtr step(const ExprPtr& acc, const ExprPtr& x) const { return combine(acc, lift(x)); }
 };
 
 // Where a max starts: -inf for floats, the lowest value of an integer type
@@ -96,9 +108,8 @@ Fold fold_for(const ops::Reduce& op, DType d) {
       if (!ir::is_float(d)) {
         f.acc_t = kIndex;
         f.init = i64(0);
-        f.step = [](const ExprPtr& acc, const ExprPtr& x) {
-          return call(kIndex, "tf_wadd", {acc, cast(DType::kI64, x)}, {kIndex});
-        };
+        f.lift = [](const ExprPtr& x) { return cast(DType::kI64, x); };
+        f.combine = [](const ExprPtr& a, const ExprPtr& b) { return call(kIndex, "tf_wadd", {a, b}, {kIndex}); };
         f.result = [cd](const ExprPtr& acc, const ExprPtr&, const ExprPtr&) { return cast(cd, acc); };
         return f;
       }
@@ -106,7 +117,8 @@ Fold fold_for(const ops::Reduce& op, DType d) {
       const DType acc_t = is_half(d) ? DType::kF32 : DType::kF64;
       f.acc_t = Type::scalar(acc_t);
       f.init = imm(acc_t, 0);
-      f.step = [acc_t](const ExprPtr& acc, const ExprPtr& x) { return add(acc, cast(acc_t, x)); };
+      f.lift = [acc_t](const ExprPtr& x) { return cast(acc_t, x); };
+      f.combine = [](const ExprPtr& a, const ExprPtr& b) { return add(a, b); };
       f.vector_op = BinaryOp::kAdd;
       f.result = [cd, d, mean](const ExprPtr& acc, const ExprPtr&, const ExprPtr& count) {
         const ExprPtr sum = round_to(d, cast(cd, acc));
@@ -120,19 +132,19 @@ Fold fold_for(const ops::Reduce& op, DType d) {
       const Type ct = Type::scalar(cd);
       f.acc_t = ct;
       f.init = abs ? imm(cd, 0) : lowest(cd);
-      auto element = [ct, abs](const ExprPtr& x) { return abs ? call(ct, "tf_abs", {x}, {ct}) : x; };
+      f.lift = [ct, abs](const ExprPtr& x) { return abs ? call(ct, "tf_abs", {x}, {ct}) : x; };
       f.result = [cd](const ExprPtr& m, const ExprPtr& nans, const ExprPtr&) {
         return nans ? select(gt(nans, imm(nans->dtype(), 0)), imm(cd, std::numeric_limits<double>::quiet_NaN()), m) : m;
       };
       if (cd == DType::kBool) {  // any(): tf_max in a serial loop
-        f.step = [ct, element](const ExprPtr& m, const ExprPtr& x) { return call(ct, "tf_max", {m, element(x)}, {ct}); };
+        f.combine = [ct](const ExprPtr& a, const ExprPtr& b) { return call(ct, "tf_max", {a, b}, {ct}); };
         return f;
       }
       // A vectorized max (vmaxps; tf_max's NaN test and select in a serial
       // loop ran an f32 amax over rows of 4096 at 14x eager's time); for
       // floats, beside it a count of NaNs, of the elements' width so both
       // fill the same lanes.
-      f.step = [element](const ExprPtr& m, const ExprPtr& x) { return max(m, element(x)); };
+      f.combine = [](const ExprPtr& a, const ExprPtr& b) { return max(a, b); };
       f.vector_op = BinaryOp::kMax;
       if (ir::is_float(cd)) f.nan_t = Type::scalar(cd == DType::kF64 ? DType::kI64 : DType::kI32);
       return f;
@@ -199,18 +211,90 @@ StmtPtr rows(const EntryVars& e, const SlotView& x, const SlotVars& y, const Axe
                               ge(mul(mul(outer, inner), rout), i64(kRowParallelMin))));
 }
 
+// A column schedule's accumulators: one per element of a tile, and for a
+// float max a count of NaN elements beside each.
+struct Accumulators {
+  VarPtr accs, nans;  // nans: null when the fold counts none
+
+  Accumulators(const Fold& f, const std::string& name, const std::string& nans_name)
+      : accs(Var::make(name, Type::pointer(f.acc_t.dtype))),
+        nans(f.nan_t ? Var::make(nans_name, Type::pointer(f.nan_t->dtype)) : nullptr) {}
+  // body with both arrays allocated, `extent` elements each.
+  StmtPtr allocate(const ExprPtr& extent, MemoryScope scope, StmtPtr body) const {
+    if (nans) body = Allocate::make(nans, extent, scope, body);
+    return Allocate::make(accs, extent, scope, body);
+  }
+  // [0, n) set to the fold's start.
+  StmtPtr init(const Fold& f, const VarPtr& t, const ExprPtr& n) const {
+    std::vector<StmtPtr> s{Store::make(accs, t, f.init)};
+    if (nans) s.push_back(Store::make(nans, t, imm(nans->dtype(), 0)));
+    return For::make(t, i64(0), n, ForKind::kVectorized, Seq::make(std::move(s)));
+  }
+  // These accumulators [0, n) fold `from`'s accumulators [at, at + n): the
+  // partial results of other rows (of this array, or of another part's).
+  StmtPtr absorb(const Fold& f, const VarPtr& t, const ExprPtr& n, const Accumulators& from, const ExprPtr& at) const {
+    const ExprPtr i = add(at, t);
+    std::vector<StmtPtr> s{Store::make(accs, t, f.combine(load(accs, t), load(from.accs, i)))};
+    if (nans) s.push_back(Store::make(nans, t, add(load(nans, t), load(from.nans, i))));
+    return For::make(t, i64(0), n, ForKind::kVectorized, Seq::make(std::move(s)));
+  }
+  // The Reduce's value of accumulator t, over `count` reduced elements.
+  ExprPtr value(const Fold& f, DType d, const VarPtr& t, const ExprPtr& count) const {
+    return cast(d, f.result(load(accs, t), nans ? load(nans, t) : nullptr, count));
+  }
+};
+
+// The row pointer of reduced index `index` (bound in `walk` as `name`).
+using RowAt = std::function<VarPtr(const ExprPtr& index, Lets& walk, const std::string& name)>;
+
+// Folds the reduced indices [lo, hi) into accumulators [0, n): `per_pass`
+// indices per pass over the accumulators, combined pairwise before they
+// meet the accumulator (a float sum is reassociated, as the rows
+// schedule's lane partials reassociate it), then the rest one per pass.
+StmtPtr fold_rows(const Accumulators& a, const Fold& f, DType d, const VarPtr& t, const ExprPtr& n, const RowAt& row_at,
+                  const ExprPtr& lo, const ExprPtr& hi, int64_t per_pass) {
+  auto pass = [&](const ExprPtr& first, int64_t rows) {
+    Lets walk;
+    std::vector<ExprPtr> leaves;
+    ExprPtr nan = a.nans ? load(a.nans, t) : nullptr;
+    for (int64_t q = 0; q < rows; ++q) {
+      const VarPtr xq = row_at(q == 0 ? first : add(first, i64(q)), walk, rows == 1 ? "x" : "x_" + std::to_string(q));
+      const ExprPtr v = cast(compute_dtype(d), load(xq, t));
+      leaves.push_back(f.lift(v));
+      if (a.nans) nan = count_nan(nan, v);
+    }
+    // Pairwise, so that a pass's chain of dependent operations is
+    // log2(rows) + 1 long rather than rows.
+    while (leaves.size() > 1) {
+      std::vector<ExprPtr> next;
+      for (size_t i = 0; i + 1 < leaves.size(); i += 2) next.push_back(f.combine(leaves[i], leaves[i + 1]));
+      if (leaves.size() % 2) next.push_back(leaves.back());
+      leaves = std::move(next);
+    }
+    std::vector<StmtPtr> fold{Store::make(a.accs, t, f.combine(load(a.accs, t), leaves[0]))};
+    if (a.nans) fold.push_back(Store::make(a.nans, t, nan));
+    return walk.wrap(For::make(t, i64(0), n, ForKind::kVectorized, Seq::make(std::move(fold))));
+  };
+  const VarPtr r = Var::make("r", kIndex), blocks = Var::make("blocks", kIndex);
+  const ExprPtr rest = add(lo, mul(blocks, i64(per_pass)));
+  return LetStmt::make(blocks, div(sub(hi, lo), i64(per_pass)),
+                       Seq::make({For::make(r, i64(0), blocks, ForKind::kSerial, pass(add(lo, mul(r, i64(per_pass))), per_pass)),
+                                  For::make(r, rest, sub(hi, rest), ForKind::kSerial, pass(r, 1))}));
+}
+
+ExprPtr ceil_div(const ExprPtr& a, const ExprPtr& b) { return div(add(a, sub(b, i64(1))), b); }
+
 // Columns: task u folds the tile [t0, t0 + tn) of kept axis `tile` (at
 // unit stride), for the combination k of the other kept axes, over every
 // reduced index r. The output is contiguous in kept-axis order, so a tile
 // of an axis that is not the last kept one is stored at that axis's stride.
 //
-// The walk folds kColumnRows reduced indices per pass over the tile, each
-// element's steps chained in index order (the one-index walk's order, so
-// the same bits), and a tile is as wide as the call's threads allow, up to
+// The walk folds kColumnRows reduced indices per pass over the tile
+// (fold_rows), and a tile is as wide as the call's threads allow, up to
 // kColumnTile. Measured on an f32 sum over axis 0 of [2048, 4096] on one
 // thread: one index per pass over 256-element tiles made 16 KB jumps after
-// every 1 KB run and stored the accumulators once per element read, 3.2 ms
-// against 1.2 ms for a row sum of the same bytes.
+// every 1 KB run and stored the accumulators once per element read, and
+// took 2.3x this walk's time.
 StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t tile, const Fold& f, DType d) {
   std::vector<size_t> others;
   std::vector<ExprPtr> other_ys;  // the output's strides of the other kept axes
@@ -227,13 +311,12 @@ StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t t
   const VarPtr len = frame.bind("len", x.extent_at(tile)), ts = frame.bind("ts", tile_ys);
   // Enough tiles per combination of the other kept axes for every thread to
   // get one, each a multiple of kChunk wide, at most kColumnTile.
-  auto ceil_div = [](const ExprPtr& a, const ExprPtr& b) { return div(add(a, sub(b, i64(1))), b); };
   const VarPtr per = frame.bind("per", max(i64(1), ceil_div(team_size(), max(outer, i64(1)))));
   const VarPtr share = frame.bind("share", ceil_div(len, per));
   const VarPtr width = frame.bind("width", min(i64(kColumnTile), mul(max(i64(1), ceil_div(share, i64(kChunk))), i64(kChunk))));
   const VarPtr tiles = frame.bind("tiles", ceil_div(len, width));
 
-  const VarPtr u = Var::make("u", kIndex), r = Var::make("r", kIndex), t = Var::make("t", kIndex);
+  const VarPtr u = Var::make("u", kIndex), t = Var::make("t", kIndex);
   Lets task;
   const VarPtr k = task.bind("k", div(u, tiles));
   const VarPtr t0 = task.bind("t0", mul(mod(u, tiles), width));
@@ -242,43 +325,79 @@ StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t t
   const VarPtr x0 = task.bind_pointer("x0", address(x.slot.data, add(k_off[0], t0)), false);
   const VarPtr y0 = task.bind_pointer("y0", address(y.data, add(k_off[1], mul(t0, ts))), true);
 
-  const VarPtr accs = Var::make(f.name + "s", Type::pointer(f.acc_t.dtype));
-  const VarPtr nans = f.nan_t ? Var::make("nans", Type::pointer(f.nan_t->dtype)) : nullptr;
-  const ForKind kind = ForKind::kVectorized;
-  std::vector<StmtPtr> init{Store::make(accs, t, f.init)};
-  if (nans) init.push_back(Store::make(nans, t, imm(nans->dtype(), 0)));
-  // One pass over the tile folding the reduced indices first, first + 1, ...
-  // (`rows` of them), each row's pointer bound in the pass's lets.
-  auto pass = [&](const ExprPtr& first, int64_t rows) {
-    Lets walk;
-    ExprPtr acc = load(accs, t), nan = nans ? load(nans, t) : nullptr;
-    for (int64_t q = 0; q < rows; ++q) {
-      const ExprPtr index = q == 0 ? first : add(first, i64(q));
-      const std::string w = "w" + std::to_string(q);
-      const VarPtr xq = walk.bind_pointer(rows == 1 ? "x" : "x_" + std::to_string(q),
-                                          address(x0, row_major_offsets(index, red.n, {red.s}, walk, w)[0]), false);
-      const ExprPtr v = cast(compute_dtype(d), load(xq, t));
-      acc = f.step(acc, v);
-      if (nans) nan = count_nan(nan, v);
-    }
-    std::vector<StmtPtr> fold{Store::make(accs, t, acc)};
-    if (nans) fold.push_back(Store::make(nans, t, nan));
-    return walk.wrap(For::make(t, i64(0), tn, kind, Seq::make(std::move(fold))));
+  const Accumulators a(f, f.name + "s", "nans");
+  const RowAt row_at = [&](const ExprPtr& index, Lets& walk, const std::string& name) {
+    return walk.bind_pointer(name, address(x0, row_major_offsets(index, red.n, {red.s}, walk, name + "_w")[0]), false);
   };
-  const VarPtr blocks = frame.bind("blocks", div(nred, i64(kColumnRows)));
-  const StmtPtr walk = Seq::make({For::make(r, i64(0), blocks, ForKind::kSerial, pass(mul(r, i64(kColumnRows)), kColumnRows)),
-                                  For::make(r, mul(blocks, i64(kColumnRows)), sub(nred, mul(blocks, i64(kColumnRows))),
-                                            ForKind::kSerial, pass(r, 1))});
-  const ExprPtr value = cast(d, f.result(load(accs, t), nans ? load(nans, t) : nullptr, nred));
   // The last kept axis stores one contiguous run; another one an element
   // of each of tn output rows.
-  const StmtPtr store = tile == axes.kept.back() ? For::make(t, i64(0), tn, kind, Store::make(y0, t, value))
+  const ExprPtr value = a.value(f, d, t, nred);
+  const StmtPtr store = tile == axes.kept.back() ? For::make(t, i64(0), tn, ForKind::kVectorized, Store::make(y0, t, value))
                                                  : For::make(t, i64(0), tn, ForKind::kSerial, Store::make(y0, mul(t, ts), value));
-  StmtPtr body = Seq::make({For::make(t, i64(0), tn, kind, Seq::make(std::move(init))), walk, store});
-  if (nans) body = Allocate::make(nans, i64(kColumnTile), MemoryScope::kLocal, body);
-  body = Allocate::make(accs, i64(kColumnTile), MemoryScope::kLocal, body);
+  const StmtPtr body = a.allocate(i64(kColumnTile), MemoryScope::kLocal,
+                                  Seq::make({a.init(f, t, tn), fold_rows(a, f, d, t, tn, row_at, i64(0), nred, kColumnRows), store}));
   return frame.wrap(For::make(u, i64(0), mul(outer, tiles), ForKind::kParallel, task.wrap(body), {},
                               ge(mul(mul(outer, len), nred), i64(kRowParallelMin))));
+}
+
+// Whether x's reduced axes, in order, lie one after another at the stride
+// len (the one kept axis's extent, at unit stride): reduced index r starts
+// at r * len, so the operand is one contiguous [nred, len] block.
+ExprPtr dense_rows(const SlotView& x, const Axes& axes, const ExprPtr& len) {
+  ExprPtr expect = len, dense = nullptr;
+  for (size_t i = axes.reduced.size(); i-- > 0;) {
+    const ExprPtr here = eq(x.stride_at(axes.reduced[i]), expect);
+    dense = dense ? land(dense, here) : here;
+    expect = mul(expect, x.extent_at(axes.reduced[i]));
+  }
+  return dense;
+}
+
+// Dense columns: one kept axis of len <= kColumnTile at unit stride, the
+// reduced axes dense above it (dense_rows). The general schedule's tasks
+// are tiles of the kept axis, so an operand this narrow has one or a few
+// (a sum over axis 0 of [65536, 128]: one task, whatever the team), and
+// each pass over a narrow tile is short. Here m = kColumnTile / len
+// consecutive rows are one run of w = m * len elements, folded into w
+// accumulators (fold_rows over the runs, kDenseRows per pass), and the
+// runs are split among the threads: part p folds its runs, then its m
+// groups of len accumulators into the first, and leaves them in row p of
+// `partial`. After the parts, the first row of `partial` folds the others,
+// then the rows after the last whole run.
+StmtPtr dense_columns(const SlotView& x, const SlotVars& y, const Axes& axes, const Fold& f, DType d) {
+  const AxisList red = axis_list(x, axes.reduced);
+  Lets frame;
+  const VarPtr nred = frame.bind("nred", product(red.n)), len = frame.bind("len", x.extent_at(axes.kept[0]));
+  const VarPtr m = frame.bind("m", max(i64(1), div(i64(kColumnTile), len)));
+  const VarPtr w = frame.bind("w", mul(m, len)), runs = frame.bind("runs", div(nred, m));
+  const VarPtr parts = frame.bind("parts", max(i64(1), min(team_size(), div(runs, i64(kMinRunsPerPart)))));
+  const VarPtr per_part = frame.bind("per_part", ceil_div(runs, parts));
+
+  const VarPtr p = Var::make("p", kIndex), t = Var::make("t", kIndex), g = Var::make("g", kIndex);
+  const Accumulators a(f, f.name + "s", "nans"), partial(f, "partial", "partial_nans");
+  const VarPtr xs = x.slot.data;
+  Lets task;
+  const VarPtr r0 = task.bind("r0", min(runs, mul(p, per_part))), r1 = task.bind("r1", min(runs, add(r0, per_part)));
+  const RowAt run_at = [&](const ExprPtr& index, Lets& walk, const std::string& name) {
+    return walk.bind_pointer(name, address(xs, mul(index, w)), false);
+  };
+  const StmtPtr groups = For::make(g, i64(1), sub(m, i64(1)), ForKind::kSerial, a.absorb(f, t, len, a, mul(g, len)));
+  std::vector<StmtPtr> keep{Store::make(partial.accs, add(mul(p, len), t), load(a.accs, t))};
+  if (a.nans) keep.push_back(Store::make(partial.nans, add(mul(p, len), t), load(a.nans, t)));
+  const StmtPtr part = a.allocate(i64(kColumnTile), MemoryScope::kLocal,
+                                  Seq::make({a.init(f, t, w), fold_rows(a, f, d, t, w, run_at, r0, r1, kDenseRows), groups,
+                                             For::make(t, i64(0), len, ForKind::kVectorized, Seq::make(std::move(keep)))}));
+  const StmtPtr fork = For::make(p, i64(0), parts, ForKind::kParallel, task.wrap(part), {},
+                                 ge(mul(len, nred), i64(kRowParallelMin)));
+
+  const VarPtr q = Var::make("q", kIndex);
+  const RowAt row_at = [&](const ExprPtr& index, Lets& walk, const std::string& name) {
+    return walk.bind_pointer(name, address(xs, mul(index, len)), false);
+  };
+  const StmtPtr join = Seq::make({For::make(q, i64(1), sub(parts, i64(1)), ForKind::kSerial, partial.absorb(f, t, len, partial, mul(q, len))),
+                                  fold_rows(partial, f, d, t, len, row_at, mul(runs, m), nred, kDenseRows),
+                                  For::make(t, i64(0), len, ForKind::kVectorized, Store::make(y.data, t, partial.value(f, d, t, nred)))});
+  return frame.wrap(partial.allocate(mul(parts, len), MemoryScope::kGlobal, Seq::make({fork, join})));
 }
 
 }  // namespace
@@ -302,7 +421,13 @@ LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t xs, const std::
     for (size_t i = last_kept ? axes.kept.size() - 1 : 0; i < axes.kept.size(); ++i) {
       ExprPtr unit = eq(x.stride_at(axes.kept[i]), i64(1));
       if (!last_kept) unit = land(unit, ne(x.stride_at(rank - 1), i64(1)));
-      stage = IfThenElse::make(unit, columns(x, y, axes, axes.kept[i], f, d), stage);
+      StmtPtr cols = columns(x, y, axes, axes.kept[i], f, d);
+      if (axes.kept.size() == 1) {
+        const ExprPtr len = x.extent_at(axes.kept[0]);
+        const ExprPtr narrow = land(land(gt(len, i64(0)), le(len, i64(kColumnTile))), dense_rows(x, axes, len));
+        cols = IfThenElse::make(narrow, dense_columns(x, y, axes, f, d), cols);
+      }
+      stage = IfThenElse::make(unit, cols, stage);
     }
   }
   std::vector<StmtPtr> stages;

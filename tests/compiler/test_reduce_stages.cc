@@ -166,6 +166,53 @@ TEST_F(ReduceStages, ColumnTilesFollowTheThreads) {
   runtime::set_num_threads(0);
 }
 
+// One kept axis of at most 1024 elements over dense rows: runs of
+// 1024 / len rows, 4 per pass, split among the threads, each part's groups
+// folded together, the parts then, and the rows after the last run. Shapes with
+// one run, many, parts of unequal length and rows left over (fewer than a
+// pass and more), reduced axes on both sides of nothing else, a transposed
+// operand, integers, a mean; rows at a larger stride take the general
+// schedule.
+TEST_F(ReduceStages, DenseColumnsSplitTheRowsAmongTheThreads) {
+  for (int threads : {1, 2, 3}) {
+    runtime::set_num_threads(threads);
+    const std::string on = " on " + std::to_string(threads) + " thread(s)";
+    for (const auto& shape : std::vector<std::vector<int64_t>>{{4009, 100}, {4003, 100}, {2000, 1024}, {70, 513}, {5000, 1}, {3, 7}}) {
+      const std::string what = "[" + std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + "]" + on;
+      check("col_sum", {random_array(DType::kF32, shape, rng_)}, what);
+      check("col_max", {random_array(DType::kF32, shape, rng_)}, what);
+      check("col_mean64", {random_array(DType::kF64, shape, rng_)}, what);
+      check("col_int", {random_array(DType::kI32, shape, rng_, 1000.0), random_array(DType::kI64, shape, rng_, 1000.0)}, what);
+    }
+    check("mid_maxb16", {random_array(DType::kBF16, {8, 300, 200}, rng_)}, "[8, 300, 200]" + on);
+    check("t_sum", {random_array(DType::kF32, {4009, 100}, rng_)}, "x.T of [4009, 100]" + on);
+    NDArray big = random_array(DType::kF32, {3000, 200}, rng_);
+    check("col_sum", {NDArray::view(big, {3000, 150}, {200, 1})}, "rows at a stride of 200" + on);
+  }
+  runtime::set_num_threads(0);
+}
+
+// A column's NaN in the first part, in the last and in the rows after the
+// last run makes its max NaN, whichever part holds it.
+TEST_F(ReduceStages, DenseColumnMaximaPropagateNaNFromEveryPart) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  NDArray x = random_array(DType::kF32, {4009, 100}, rng_);
+  set_f32(x, 10 * 100 + 1, nan);
+  set_f32(x, 3000 * 100 + 2, nan);
+  set_f32(x, 4005 * 100 + 3, nan);
+  for (int threads : {1, 3}) {
+    runtime::set_num_threads(threads);
+    auto got = run_native(*compiler::compile(fn("col_max")), fn("col_max"), {x});
+    for (const NDArray& g : got) {
+      const float* y = static_cast<const float*>(g.data());
+      EXPECT_TRUE(std::isnan(y[1]) && std::isnan(y[2]) && std::isnan(y[3])) << threads;
+      EXPECT_FALSE(std::isnan(y[0]) || std::isnan(y[4])) << threads;
+    }
+    check("col_max", {x}, "NaN on " + std::to_string(threads) + " thread(s)");
+  }
+  runtime::set_num_threads(0);
+}
+
 // A NaN anywhere in a column makes its max NaN, in the first tile and past
 // it; infinities are values.
 // (Rows 2 and 13 are folded in passes of 8 rows, row 17 alone; columns
@@ -251,16 +298,25 @@ TEST_F(ReduceStages, SoftMaxOverAnotherAxis) {
 TEST_F(ReduceStages, EachScheduleVectorizes) {
   const std::string c = compiler::generate(fn("col_max")).tir;
   EXPECT_GT(count(c, "if ((st0[1] == 1))"), 0) << c;
-  // Passes of 8 rows, each element's steps in row order, and the rest of
-  // the rows one per pass.
-  EXPECT_GT(count(c, "ms[t] = max(max(max(max(max(max(max(max(ms[t], x_0[t]), x_1[t])"), 0) << c;
-  EXPECT_GT(count(c, "i32((x_7[t] != x_7[t]))"), 0) << c;
+  // Passes of rows combined pairwise, then the rest of the rows one per
+  // pass: 4 per pass in the dense schedule's parts and its rows after the
+  // last run, 8 in the tiles of the general one (the parts and the tiles
+  // twice: each parallel loop has a serial twin).
+  EXPECT_EQ(count(c, "max(x_2"), 5) << c;
+  EXPECT_EQ(count(c, "max(x_6"), 2) << c;
+  EXPECT_GT(count(c, "i32((x_3[t] != x_3[t]))"), 0) << c;
   EXPECT_GT(count(c, "ms[t] = max(ms[t], x[t])"), 0) << c;
   EXPECT_GT(count(c, "nans[t] = (nans[t] + i32((x[t] != x[t])))"), 0) << c;
   EXPECT_EQ(count(c, "tf_max("), 0) << c;
+  // The dense schedule's parts meet in the first row of `partial`.
+  EXPECT_GT(count(c, "if ((((sh0[1] > 0) && (sh0[1] <= 1024)) && (st0[0] == sh0[1])))"), 0) << c;
+  EXPECT_GT(count(c, "partial[t] = max(partial[t], partial[((q * len) + t)])"), 0) << c;
+  EXPECT_GT(count(c, "partial_nans[t] = (partial_nans[t] + partial_nans[((q * len) + t)])"), 0) << c;
   const std::string s = compiler::generate(fn("col_sum")).tir;
-  EXPECT_GT(count(s, "(((accs[t] + f64(x_0[t])) + f64(x_1[t])) + f64(x_2[t]))"), 0) << s;
+  EXPECT_EQ(count(s, "(f64(x_2"), 5) << s;
+  EXPECT_EQ(count(s, "(f64(x_6"), 2) << s;
   EXPECT_GT(count(s, "accs[t] = (accs[t] + f64(x[t]))"), 0) << s;
+  EXPECT_GT(count(s, "partial[t] = (partial[t] + partial[((q * len) + t)])"), 0) << s;
   const std::string r = compiler::generate(fn("row_max")).tir;
   EXPECT_GT(count(r, "if ((is == 1))"), 0) << r;
   EXPECT_GT(count(r, "reduce(max: m"), 0) << r;
