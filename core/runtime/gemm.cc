@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/runtime/sanitizers.h"
 #include "core/runtime/threads.h"
 
 // The OpenMP runtime oneDNN threads with (libgomp, linked for this: core is
@@ -115,15 +116,7 @@ template <int R>
 //  * the streaming loop stays on the calling thread: libgomp is not
 //    instrumented, so TSan cannot see the barrier after which the caller
 //    reads what the team wrote, and would report it as a race.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TF_GEMM_UNDER_TSAN
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define TF_GEMM_UNDER_TSAN
-#endif
-#if defined(TF_GEMM_UNDER_TSAN)
+#if defined(TF_UNDER_TSAN)
 #define TF_GEMM_NO_CLONES
 constexpr bool kSerialStreaming = true;
 #else

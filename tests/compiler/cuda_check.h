@@ -18,6 +18,7 @@
 #include "core/compiler/cuda/nvrtc.h"
 #include "core/compiler/cuda/prelude.h"
 #include "core/ir/error.h"
+#include "core/runtime/sanitizers.h"
 
 namespace tf::comptest {
 
@@ -55,18 +56,9 @@ inline void expect_program_compiles(const compiler::cuda::CudaProgram& p, const 
 // The sanitizer builds leave this per-program check to the plain build:
 // NVRTC is not instrumented, and under ASan it doubles the random-program
 // test's time.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TF_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TF_TEST_SANITIZED 1
-#endif
-
 inline void check_cuda_program(const ir::Function& fn, const std::string& what,
                                const std::function<void(compiler::cuda::CudaProgram)>& emulate = nullptr) {
-#ifdef TF_TEST_SANITIZED
+#if defined(TF_UNDER_ASAN) || defined(TF_UNDER_TSAN)
   if (!emulate) return;
 #endif
   if (!compiler::cuda::nvrtc_status().available) return;  // expect_cuda_compiles reports it

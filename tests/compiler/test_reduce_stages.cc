@@ -13,6 +13,7 @@
 #include "compiler_helpers.h"
 #include "core/compiler/codegen.h"
 #include "core/frontend/parser.h"
+#include "core/runtime/sanitizers.h"
 #include "core/runtime/threads.h"
 
 namespace tf::comptest {
@@ -131,16 +132,8 @@ void set_f32(NDArray& a, int64_t i, float v) { static_cast<float*>(a.data())[i] 
 // one: libgomp is not instrumented, so a team's closing barrier is
 // invisible to it, and the caller freeing or reading what the team wrote
 // is reported as a race (the TSan suite runs with OMP_NUM_THREADS=1).
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TF_TEST_UNDER_TSAN
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define TF_TEST_UNDER_TSAN
-#endif
 std::vector<int> team_sizes() {
-#if defined(TF_TEST_UNDER_TSAN)
+#if defined(TF_UNDER_TSAN)
   return {1};
 #else
   return {1, 2, 3};
