@@ -173,7 +173,8 @@ void FusionPlan::count_uses(const ExprPtr& e) {
       if (needs.transposed_in_place[i]) force_.insert(static_cast<const ir::Call&>(*ops[i]).args().at(0).get());
     may_fail_ = may_fail_ || needs.may_fail;
     // A reduction is fused into its readers or a stage of its own:
-    // decide_fusion forces its operand to memory when it is not fused.
+    // decide_fusion forces its operand to memory when it is not fused
+    // and cannot compute it inline.
     if (is_reduce(c)) reduces_.push_back(&c);
     return read_operands(ops);
   }
@@ -203,7 +204,8 @@ void FusionPlan::check_elementwise(const ir::Call& c) {
 // exp-like call) or when a fused reduction reads it (softmax's exp(x - m),
 // read by its sum and by the division). Whatever does not qualify is
 // materialized, and a reduction that is not fused reads its operand from
-// memory.
+// memory or, an elementwise one nothing else needs stored, computes it
+// where it reads it (computable_inline).
 void FusionPlan::decide_fusion() {
   std::unordered_set<const Expr*> is_output;
   for (const ExprPtr& o : outputs_) is_output.insert(o.get());
@@ -239,7 +241,11 @@ void FusionPlan::decide_fusion() {
     const ExprPtr& x = r->args()[0];
     const ir::Call* t = transpose_read_in_place(x);
     const bool in_place = t && inline_view(*t) && !is_output.count(t);
-    force_.insert(in_place ? t->args()[0].get() : x.get());
+    const ExprPtr& read = in_place ? t->args()[0] : x;
+    // An elementwise operand is computed by the stage itself where it
+    // fits (prologue fusion), else stored first.
+    if (computable_inline(read, is_output)) computes_operand_.insert(r);
+    else force_.insert(read.get());
     // A reduce stage records a mean over an empty axis where it runs.
     if (static_cast<const ops::Reduce&>(*r->op()).kind == ops::ReduceKind::kMean) may_fail_ = true;
   }
@@ -321,6 +327,28 @@ bool FusionPlan::cheap(const ir::Call& c) const {
     return true;
   };
   return walk(c);
+}
+
+// Whether a Reduce stage can compute `root` where it reads it
+// (inline_operand.h): an elementwise value nothing else needs stored, whose
+// tree down to stored values holds elementwise calls and constants alone,
+// at most kMaxInlineOps of them (a column pass computes the tree once per
+// row it folds, and the generated code grows with it), and no 8-bit float.
+bool FusionPlan::computable_inline(const ExprPtr& root, const std::unordered_set<const Expr*>& is_output) const {
+  constexpr int kMaxInlineOps = 16;
+  auto* c = ir::expr_as<ir::Call>(root);
+  if (!c || !c->op() || !is_elementwise_call(*c) || is_output.count(c) || materialized(*c)) return false;
+  int ops = 0;
+  std::function<bool(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+    if (is_fp8(tensor_type(*e).dtype())) return false;
+    auto* k = ir::expr_as<ir::Call>(e);
+    if (!k || inputs_.count(k) || (k != c && materialized(*k))) return true;  // a leaf or a constant
+    if (!is_elementwise_call(*k) || ++ops > kMaxInlineOps) return false;
+    for (const ExprPtr& a : k->args())
+      if (!walk(a)) return false;
+    return true;
+  };
+  return walk(root);
 }
 
 // A row stage (one whose value reads fused reductions) that reads a

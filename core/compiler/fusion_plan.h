@@ -15,7 +15,10 @@
 // normalization pattern's mean read back along its row) when every reader
 // keeps the reduction's rows until something stores them. A row stage also
 // computes and stores an elementwise value it reads (a producer) when that
-// saves a pass: residual + RMSNorm returning both.
+// saves a pass: residual + RMSNorm returning both. A Reduce that is a stage
+// of its own computes an elementwise operand where it reads each element
+// (prologue fusion: inline_operand.h) when nothing else needs that operand
+// stored: a loss's mean((a - b) ** 2) stores nothing but the mean.
 #pragma once
 
 #include <map>
@@ -44,6 +47,10 @@ class FusionPlan {
   bool materialized(const ir::Call& c) const;
   // A row reduction computed inside the stages that read it.
   bool fused(const ir::Call& c) const { return fused_.count(&c) > 0; }
+  // A Reduce stage that computes its operand (an elementwise tree, or a
+  // Transpose of one) where it reads it, unless that operand was given a
+  // slot after all.
+  bool computes_operand(const ir::Call& reduce) const { return computes_operand_.count(&reduce) > 0; }
   // A view read in place by the stages that read it.
   bool inline_view(const ir::Call& c) const;
   // How many calls (and outputs) read e.
@@ -68,6 +75,7 @@ class FusionPlan {
   void choose_recomputed(const std::unordered_set<const ir::Expr*>& is_output);
   void store_transposed_rows();
   bool cheap(const ir::Call& c) const;
+  bool computable_inline(const ir::ExprPtr& root, const std::unordered_set<const ir::Expr*>& is_output) const;
   void choose_producers();
   void choose_producer(const ir::ExprPtr& root);
   bool reaches_fused(const ir::ExprPtr& e, std::unordered_set<const ir::Expr*>& seen) const;
@@ -82,6 +90,7 @@ class FusionPlan {
   std::unordered_set<const ir::Expr*> force_;  // read from memory by some stage
   std::vector<const ir::Call*> reduces_;       // every Reduce, in first-use order
   std::unordered_set<const ir::Expr*> fused_;
+  std::unordered_set<const ir::Expr*> computes_operand_;  // Reduce stages fusing their operand
   std::unordered_set<const ir::Expr*> recomputed_;  // multi-use elementwise values each reader recomputes
   std::unordered_map<const ir::Expr*, ir::ExprPtr> producer_of_;  // a produced value -> the stage's root
   std::unordered_map<const ir::Expr*, ir::ExprPtr> produced_by_;  // a stage's root -> the value it produces

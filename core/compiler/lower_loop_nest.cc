@@ -429,19 +429,13 @@ class Stage {
       if (p.staged.size() < staged_.size()) staged_ = p.staged;
   }
 
-  ExprPtr constant(const ir::Constant& k) {
-    const DType d = k.dtype();
-    if (!ir::is_float(d)) return imm(d, static_cast<double>(k.int_value()));
-    return round_to(d, imm(compute_dtype(d) == DType::kF64 ? DType::kF64 : DType::kF32, k.value()));
-  }
-
   ExprPtr expr(const ir::ExprPtr& e, bool root_inline = false) {
     if (!root_inline) {
       const long k = env_.slot_of(e.get());
       if (k >= 0 && inline_produced_ && e == env_.produced) return expr(e, /*root_inline=*/true);
       if (k >= 0) return leaf(static_cast<size_t>(k));
     }
-    if (auto* k = ir::expr_as<ir::Constant>(e)) return constant(*k);
+    if (auto* k = ir::expr_as<ir::Constant>(e)) return constant_value(*k);
     auto* c = ir::expr_as<ir::Call>(e);
     TF_CHECK(c && c->op(), "lowering: an unplanned non-call value");
     if (env_.fused_reduce && env_.fused_reduce(*c)) return row_scalar(*c);

@@ -153,13 +153,115 @@ Fold fold_for(const ops::Reduce& op, DType d) {
   TF_CHECK(false, "lower_reduce: unknown Reduce kind");
 }
 
-// The extents and strides of `axes` of x.
-struct AxisList {
-  std::vector<ExprPtr> n, s;
+// A row's pointers: one per leaf of the operand.
+using Pointers = std::vector<VarPtr>;
+
+// What the stage folds: its leaves (slots) read at the operand's index,
+// and the element they make. One slot read through its axes (a Transpose
+// read in place) is one leaf whose element is what it stores; an inline
+// operand (inline_operand.h) is an elementwise tree over several, each
+// broadcast to the operand's shape (stride 0 along an axis it is
+// broadcast on).
+class Operand {
+ public:
+  explicit Operand(const SlotView& x) : dtype_(x.slot.type->dtype()) {
+    Leaf l{x.slot.data, {}, std::vector<bool>(x.rank(), false)};
+    for (size_t a = 0; a < x.rank(); ++a) extents_.push_back(x.extent_at(a)), l.strides.push_back(x.stride_at(a));
+    leaves_.push_back(std::move(l));
+  }
+  Operand(const EntryVars& e, const InlineOperand& x) : extents_(x.extents), dtype_(x.dtype), inline_(&x) {
+    for (const InlineOperand::Leaf& il : x.leaves) {
+      const SlotVars& s = e.slot(il.slot);
+      Leaf l{s.data, {}, {}};
+      for (size_t a = 0; a < il.axis.size(); ++a) {
+        l.broadcast.push_back(il.axis[a] < 0);
+        if (il.axis[a] < 0) {
+          l.strides.push_back(i64(0));
+          continue;
+        }
+        const auto b = static_cast<size_t>(il.axis[a]);
+        l.strides.push_back(il.run_time_broadcast[a] ? select(eq(extent(s, b), i64(1)), i64(0), stride(s, b))
+                                                     : stride(s, b));
+      }
+      leaves_.push_back(std::move(l));
+    }
+  }
+
+  size_t rank() const { return extents_.size(); }
+  DType dtype() const { return dtype_; }
+  size_t leaves() const { return leaves_.size(); }
+  ExprPtr extent_at(size_t a) const { return extents_.at(a); }
+  ExprPtr stride_at(size_t k, size_t a) const { return leaves_.at(k).strides.at(a); }
+  // Leaf k is broadcast along axis a by the types (read at index 0 there).
+  bool broadcast(size_t k, size_t a) const { return leaves_.at(k).broadcast.at(a); }
+  bool any_broadcast() const {
+    for (const Leaf& l : leaves_)
+      for (bool b : l.broadcast)
+        if (b) return true;
+    return false;
+  }
+  Pointers data() const {
+    Pointers p;
+    for (const Leaf& l : leaves_) p.push_back(l.data);
+    return p;
+  }
+  // Per leaf, its strides along `axes`.
+  std::vector<std::vector<ExprPtr>> strides(const std::vector<size_t>& axes) const {
+    std::vector<std::vector<ExprPtr>> out(leaves_.size());
+    for (size_t k = 0; k < leaves_.size(); ++k)
+      for (size_t a : axes) out[k].push_back(stride_at(k, a));
+    return out;
+  }
+  // from[k] + offsets[k], bound in `lets` as `name` (one leaf) or
+  // `name`_l<k>.
+  Pointers bind(Lets& lets, const std::string& name, const Pointers& from, const std::vector<ExprPtr>& offsets) const {
+    Pointers p;
+    for (size_t k = 0; k < leaves_.size(); ++k)
+      p.push_back(lets.bind_pointer(leaf_name(name, k), address(from[k], offsets.at(k)), false));
+    return p;
+  }
+  std::string leaf_name(const std::string& name, size_t k) const {
+    return leaves_.size() == 1 ? name : name + "_l" + std::to_string(k);
+  }
+  // Whether every leaf that moves along axis a moves at unit stride (null:
+  // none moves along it), and whether some leaf moving along it does not.
+  ExprPtr unit(size_t a) const { return each_moving(a, [](const ExprPtr& s) { return eq(s, i64(1)); }, land); }
+  ExprPtr strided(size_t a) const { return each_moving(a, [](const ExprPtr& s) { return ne(s, i64(1)); }, lor); }
+  // The element, in the compute type, where leaf k's is p[k][index(k)].
+  ExprPtr element(const Pointers& p, const std::function<ExprPtr(size_t)>& index) const {
+    std::vector<ExprPtr> loads;
+    for (size_t k = 0; k < leaves_.size(); ++k) loads.push_back(load(p[k], index(k)));
+    return inline_ ? inline_->at(loads) : cast(compute_dtype(dtype_), loads[0]);
+  }
+
+ private:
+  struct Leaf {
+    VarPtr data;
+    std::vector<ExprPtr> strides;  // per operand axis
+    std::vector<bool> broadcast;   // per operand axis
+  };
+  ExprPtr each_moving(size_t a, const std::function<ExprPtr(const ExprPtr&)>& test,
+                      ExprPtr (*join)(ExprPtr, ExprPtr)) const {
+    ExprPtr all;
+    for (size_t k = 0; k < leaves_.size(); ++k)
+      if (!broadcast(k, a)) all = all ? join(all, test(stride_at(k, a))) : test(stride_at(k, a));
+    return all;
+  }
+
+  std::vector<ExprPtr> extents_;
+  DType dtype_;
+  const InlineOperand* inline_ = nullptr;
+  std::vector<Leaf> leaves_;
 };
-AxisList axis_list(const SlotView& x, const std::vector<size_t>& axes) {
-  AxisList l;
-  for (size_t a : axes) l.n.push_back(x.extent_at(a)), l.s.push_back(x.stride_at(a));
+
+// The extents of `axes` of x, and per leaf its strides along them.
+struct AxisList {
+  std::vector<ExprPtr> n;
+  std::vector<std::vector<ExprPtr>> s;
+};
+AxisList axis_list(const Operand& x, const std::vector<size_t>& axes) {
+  AxisList l{{}, x.strides(axes)};
+  for (size_t a : axes) l.n.push_back(x.extent_at(a));
   return l;
 }
 ExprPtr product(const std::vector<ExprPtr>& n) {
@@ -168,48 +270,7 @@ ExprPtr product(const std::vector<ExprPtr>& n) {
   return p;
 }
 
-// Rows: the kept element `row` per task, its reduced elements walked by q
-// (all reduced axes but the last) and j (the last, innermost).
-StmtPtr rows(const EntryVars& e, const SlotView& x, const SlotVars& y, const Axes& axes, const Fold& f, DType d) {
-  const AxisList kept = axis_list(x, axes.kept);
-  const AxisList walk = axis_list(x, std::vector<size_t>(axes.reduced.begin(), axes.reduced.end() - (axes.reduced.empty() ? 0 : 1)));
-  Lets frame;
-  const VarPtr outer = frame.bind("outer", product(kept.n)), rout = frame.bind("rout", product(walk.n));
-  const VarPtr inner = frame.bind("inner", axes.reduced.empty() ? i64(1) : x.extent_at(axes.reduced.back()));
-  const VarPtr is = frame.bind("is", axes.reduced.empty() ? i64(0) : x.stride_at(axes.reduced.back()));
-
-  const VarPtr acc = Var::make(f.name, f.acc_t, true);
-  const VarPtr nans = f.nan_t ? Var::make("nans", *f.nan_t, true) : nullptr;
-  std::vector<Reduction> reductions;
-  if (f.vector_op) reductions.push_back({acc, *f.vector_op});
-  if (nans) reductions.push_back({nans, BinaryOp::kAdd});
-  const VarPtr row = Var::make("row", kIndex), q = Var::make("q", kIndex), j = Var::make("j", kIndex);
-  Lets task;
-  const VarPtr x0 = task.bind_pointer("x0", address(x.slot.data, row_major_offsets(row, kept.n, {kept.s}, task, "k")[0]), false);
-  Lets walks;
-  const VarPtr xr = walks.bind_pointer("x", address(x0, row_major_offsets(q, walk.n, {walk.s}, walks, "w")[0]), false);
-  auto along = [&](const ExprPtr& index) {
-    const ExprPtr v = cast(compute_dtype(d), load(xr, index));
-    StmtPtr update = Assign::make(acc, f.step(acc, v));
-    if (nans) update = Seq::make({update, Assign::make(nans, count_nan(nans, v))});
-    return For::make(j, i64(0), inner, f.vector_op ? ForKind::kVectorized : ForKind::kSerial, update, reductions);
-  };
-  // A unit stride has a loop of its own, whose contiguous loads vectorize
-  // (under the runtime stride every load was a gather: an f32 sum over rows
-  // of 4096 took 13x eager's time).
-  StmtPtr loop = For::make(q, i64(0), rout, ForKind::kSerial,
-                           walks.wrap(IfThenElse::make(eq(is, i64(1)), along(j), along(mul(j, is)))));
-  // The sums and maxima keep their partials in lanes across the walk, and
-  // across the row itself: one vector accumulator made a sum in double a
-  // chain of dependent adds (lane_partials.h).
-  if (e.target == Target::kCpu) loop = carry_lane_partials(loop, ge(inner, i64(reduce_lanes())));
-  const StmtPtr store = Store::make(y.data, row, cast(d, f.result(acc, nans, mul(inner, rout))));
-  StmtPtr body = Seq::make({loop, store});
-  if (nans) body = LetStmt::make(nans, imm(nans->dtype(), 0), body);
-  body = task.wrap(LetStmt::make(acc, f.init, body));
-  return frame.wrap(For::make(row, i64(0), outer, ForKind::kParallel, body, {},
-                              ge(mul(mul(outer, inner), rout), i64(kRowParallelMin))));
-}
+ExprPtr ceil_div(const ExprPtr& a, const ExprPtr& b) { return div(add(a, sub(b, i64(1))), b); }
 
 // A column schedule's accumulators: one per element of a tile, and for a
 // float max a count of NaN elements beside each.
@@ -244,22 +305,112 @@ struct Accumulators {
   }
 };
 
-// The row pointer of reduced index `index` (bound in `walk` as `name`).
-using RowAt = std::function<VarPtr(const ExprPtr& index, Lets& walk, const std::string& name)>;
+// Rows: the kept element `row` per task, its reduced elements walked by q
+// (all reduced axes but the last) and j (the last, innermost). Where there
+// are fewer rows than threads (a full reduction: one), each row's walks are
+// split into `parts` ranges of q instead, each task folding one range into
+// its own accumulator, left in `partial` (part-major), and the parts of
+// each row are joined in order after the fork: one task for a loss's
+// mean((a - b) ** 2) left every thread but one idle.
+StmtPtr rows(const EntryVars& e, const Operand& x, const SlotVars& y, const Axes& axes, const Fold& f, DType d) {
+  const AxisList kept = axis_list(x, axes.kept);
+  const bool none = axes.reduced.empty();
+  const AxisList walk = axis_list(x, std::vector<size_t>(axes.reduced.begin(), axes.reduced.end() - (none ? 0 : 1)));
+  Lets frame;
+  const VarPtr outer = frame.bind("outer", product(kept.n)), rout = frame.bind("rout", product(walk.n));
+  const VarPtr inner = frame.bind("inner", none ? i64(1) : x.extent_at(axes.reduced.back()));
+  // Per leaf, its stride along the walked row (none for a leaf broadcast
+  // along it: read at index 0).
+  std::vector<VarPtr> is;
+  ExprPtr unit;
+  for (size_t k = 0; k < x.leaves(); ++k) {
+    const bool fixed = !none && x.broadcast(k, axes.reduced.back());
+    is.push_back(fixed ? nullptr : frame.bind(x.leaf_name("is", k), none ? i64(0) : x.stride_at(k, axes.reduced.back())));
+    if (is.back()) unit = unit ? land(unit, eq(is.back(), i64(1))) : eq(is.back(), i64(1));
+  }
+
+  // Row `row`'s walks [lo, hi) folded into an accumulator (and a NaN count),
+  // which `finish` then reads.
+  auto fold = [&](const ExprPtr& row, const ExprPtr& lo, const ExprPtr& hi,
+                  const std::function<StmtPtr(const VarPtr& acc, const VarPtr& nans)>& finish) {
+    const VarPtr acc = Var::make(f.name, f.acc_t, true);
+    const VarPtr nans = f.nan_t ? Var::make("nans", *f.nan_t, true) : nullptr;
+    std::vector<Reduction> reductions;
+    if (f.vector_op) reductions.push_back({acc, *f.vector_op});
+    if (nans) reductions.push_back({nans, BinaryOp::kAdd});
+    const VarPtr q = Var::make("q", kIndex), j = Var::make("j", kIndex);
+    Lets task;
+    const Pointers x0 = x.bind(task, "x0", x.data(), row_major_offsets(row, kept.n, kept.s, task, "k"));
+    Lets walks;
+    const Pointers xr = x.bind(walks, "x", x0, row_major_offsets(q, walk.n, walk.s, walks, "w"));
+    auto along = [&](bool unit_stride) {
+      const ExprPtr v = x.element(xr, [&](size_t k) { return !is[k] ? i64(0) : unit_stride ? ExprPtr(j) : mul(j, is[k]); });
+      StmtPtr update = Assign::make(acc, f.step(acc, v));
+      if (nans) update = Seq::make({update, Assign::make(nans, count_nan(nans, v))});
+      return For::make(j, i64(0), inner, f.vector_op ? ForKind::kVectorized : ForKind::kSerial, update, reductions);
+    };
+    // A unit stride has a loop of its own, whose contiguous loads vectorize
+    // (under the runtime stride every load was a gather: an f32 sum over
+    // rows of 4096 took 13x eager's time).
+    StmtPtr loop = For::make(q, lo, sub(hi, lo), ForKind::kSerial,
+                             walks.wrap(unit ? IfThenElse::make(unit, along(true), along(false)) : along(true)));
+    // The sums and maxima keep their partials in lanes across the walk,
+    // and across the row itself: one vector accumulator made a sum in
+    // double a chain of dependent adds (lane_partials.h).
+    if (e.target == Target::kCpu) loop = carry_lane_partials(loop, ge(inner, i64(reduce_lanes())));
+    StmtPtr body = Seq::make({loop, finish(acc, nans)});
+    if (nans) body = LetStmt::make(nans, imm(nans->dtype(), 0), body);
+    return task.wrap(LetStmt::make(acc, f.init, body));
+  };
+  const ExprPtr count = mul(inner, rout), work = ge(mul(outer, count), i64(kRowParallelMin));
+  const VarPtr row = Var::make("row", kIndex);
+  const StmtPtr whole = For::make(row, i64(0), outer, ForKind::kParallel,
+                                  fold(row, i64(0), rout, [&](const VarPtr& acc, const VarPtr& nans) {
+                                    return Store::make(y.data, row, cast(d, f.result(acc, nans, count)));
+                                  }),
+                                  {}, work);
+  if (e.target != Target::kCpu || axes.reduced.empty()) return frame.wrap(whole);
+
+  // Enough parts per row for every thread to get one, each at least
+  // kRowParallelMin elements (and one walk).
+  const VarPtr parts = frame.bind("parts", max(i64(1), min(min(ceil_div(team_size(), max(outer, i64(1))), rout),
+                                                           div(count, i64(kRowParallelMin)))));
+  const VarPtr per = frame.bind("per", ceil_div(rout, parts));
+  const Accumulators partial(f, "partial", "partial_nans");
+  const VarPtr u = Var::make("u", kIndex), t = Var::make("t", kIndex), p = Var::make("p", kIndex);
+  Lets task;
+  const VarPtr r = task.bind("r", mod(u, outer)), q0 = task.bind("q0", min(rout, mul(div(u, outer), per)));
+  const StmtPtr part = fold(r, q0, min(rout, add(q0, per)), [&](const VarPtr& acc, const VarPtr& nans) {
+    std::vector<StmtPtr> keep{Store::make(partial.accs, u, acc)};
+    if (nans) keep.push_back(Store::make(partial.nans, u, nans));
+    return Seq::make(std::move(keep));
+  });
+  const StmtPtr fork = For::make(u, i64(0), mul(parts, outer), ForKind::kParallel, task.wrap(part), {}, work);
+  const StmtPtr join = Seq::make(
+      {For::make(p, i64(1), sub(parts, i64(1)), ForKind::kSerial, partial.absorb(f, t, outer, partial, mul(p, outer))),
+       For::make(t, i64(0), outer, ForKind::kVectorized, Store::make(y.data, t, partial.value(f, d, t, count)))});
+  const StmtPtr split = partial.allocate(mul(parts, outer), MemoryScope::kGlobal, Seq::make({fork, join}));
+  return frame.wrap(IfThenElse::make(gt(parts, i64(1)), split, whole));
+}
+
+// The row pointers of reduced index `index` (bound in `walk` as `name`),
+// and the element of accumulator t under them.
+using RowAt = std::function<Pointers(const ExprPtr& index, Lets& walk, const std::string& name)>;
+using ElementAt = std::function<ExprPtr(const Pointers& row)>;
 
 // Folds the reduced indices [lo, hi) into accumulators [0, n): `per_pass`
 // indices per pass over the accumulators, combined pairwise before they
 // meet the accumulator (a float sum is reassociated, as the rows
 // schedule's lane partials reassociate it), then the rest one per pass.
-StmtPtr fold_rows(const Accumulators& a, const Fold& f, DType d, const VarPtr& t, const ExprPtr& n, const RowAt& row_at,
-                  const ExprPtr& lo, const ExprPtr& hi, int64_t per_pass) {
+StmtPtr fold_rows(const Accumulators& a, const Fold& f, const VarPtr& t, const ExprPtr& n, const RowAt& row_at,
+                  const ElementAt& element, const ExprPtr& lo, const ExprPtr& hi, int64_t per_pass) {
   auto pass = [&](const ExprPtr& first, int64_t rows) {
     Lets walk;
     std::vector<ExprPtr> leaves;
     ExprPtr nan = a.nans ? load(a.nans, t) : nullptr;
     for (int64_t q = 0; q < rows; ++q) {
-      const VarPtr xq = row_at(q == 0 ? first : add(first, i64(q)), walk, rows == 1 ? "x" : "x_" + std::to_string(q));
-      const ExprPtr v = cast(compute_dtype(d), load(xq, t));
+      const std::string name = rows == 1 ? "x" : "x_" + std::to_string(q);
+      const ExprPtr v = element(row_at(q == 0 ? first : add(first, i64(q)), walk, name));
       leaves.push_back(f.lift(v));
       if (a.nans) nan = count_nan(nan, v);
     }
@@ -282,8 +433,6 @@ StmtPtr fold_rows(const Accumulators& a, const Fold& f, DType d, const VarPtr& t
                                   For::make(r, rest, sub(hi, rest), ForKind::kSerial, pass(r, 1))}));
 }
 
-ExprPtr ceil_div(const ExprPtr& a, const ExprPtr& b) { return div(add(a, sub(b, i64(1))), b); }
-
 // Columns: task u folds the tile [t0, t0 + tn) of kept axis `tile` (at
 // unit stride), for the combination k of the other kept axes, over every
 // reduced index r. The output is contiguous in kept-axis order, so a tile
@@ -295,7 +444,7 @@ ExprPtr ceil_div(const ExprPtr& a, const ExprPtr& b) { return div(add(a, sub(b, 
 // thread: one index per pass over 256-element tiles made 16 KB jumps after
 // every 1 KB run and stored the accumulators once per element read, and
 // took 2.3x this walk's time.
-StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t tile, const Fold& f, DType d) {
+StmtPtr columns(const Operand& x, const SlotVars& y, const Axes& axes, size_t tile, const Fold& f, DType d) {
   std::vector<size_t> others;
   std::vector<ExprPtr> other_ys;  // the output's strides of the other kept axes
   ExprPtr ys = i64(1), tile_ys;
@@ -321,13 +470,22 @@ StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t t
   const VarPtr k = task.bind("k", div(u, tiles));
   const VarPtr t0 = task.bind("t0", mul(mod(u, tiles), width));
   const VarPtr tn = task.bind("tn", min(sub(len, t0), width));
-  const std::vector<ExprPtr> k_off = row_major_offsets(k, kept.n, {kept.s, other_ys}, task, "k");
-  const VarPtr x0 = task.bind_pointer("x0", address(x.slot.data, add(k_off[0], t0)), false);
-  const VarPtr y0 = task.bind_pointer("y0", address(y.data, add(k_off[1], mul(t0, ts))), true);
+  std::vector<std::vector<ExprPtr>> strides = kept.s;
+  strides.push_back(other_ys);
+  std::vector<ExprPtr> k_off = row_major_offsets(k, kept.n, strides, task, "k");
+  const VarPtr y0 = task.bind_pointer("y0", address(y.data, add(k_off.back(), mul(t0, ts))), true);
+  // A leaf broadcast along the tile reads its one element there.
+  k_off.pop_back();
+  for (size_t l = 0; l < x.leaves(); ++l)
+    if (!x.broadcast(l, tile)) k_off[l] = add(k_off[l], t0);
+  const Pointers x0 = x.bind(task, "x0", x.data(), k_off);
 
   const Accumulators a(f, f.name + "s", "nans");
   const RowAt row_at = [&](const ExprPtr& index, Lets& walk, const std::string& name) {
-    return walk.bind_pointer(name, address(x0, row_major_offsets(index, red.n, {red.s}, walk, name + "_w")[0]), false);
+    return x.bind(walk, name, x0, row_major_offsets(index, red.n, red.s, walk, name + "_w"));
+  };
+  const ElementAt element = [&](const Pointers& row) {
+    return x.element(row, [&](size_t l) { return x.broadcast(l, tile) ? i64(0) : ExprPtr(t); });
   };
   // The last kept axis stores one contiguous run; another one an element
   // of each of tn output rows.
@@ -335,20 +493,23 @@ StmtPtr columns(const SlotView& x, const SlotVars& y, const Axes& axes, size_t t
   const StmtPtr store = tile == axes.kept.back() ? For::make(t, i64(0), tn, ForKind::kVectorized, Store::make(y0, t, value))
                                                  : For::make(t, i64(0), tn, ForKind::kSerial, Store::make(y0, mul(t, ts), value));
   const StmtPtr body = a.allocate(i64(kColumnTile), MemoryScope::kLocal,
-                                  Seq::make({a.init(f, t, tn), fold_rows(a, f, d, t, tn, row_at, i64(0), nred, kColumnRows), store}));
+                                  Seq::make({a.init(f, t, tn), fold_rows(a, f, t, tn, row_at, element, i64(0), nred, kColumnRows), store}));
   return frame.wrap(For::make(u, i64(0), mul(outer, tiles), ForKind::kParallel, task.wrap(body), {},
                               ge(mul(mul(outer, len), nred), i64(kRowParallelMin))));
 }
 
-// Whether x's reduced axes, in order, lie one after another at the stride
-// len (the one kept axis's extent, at unit stride): reduced index r starts
-// at r * len, so the operand is one contiguous [nred, len] block.
-ExprPtr dense_rows(const SlotView& x, const Axes& axes, const ExprPtr& len) {
-  ExprPtr expect = len, dense = nullptr;
-  for (size_t i = axes.reduced.size(); i-- > 0;) {
-    const ExprPtr here = eq(x.stride_at(axes.reduced[i]), expect);
-    dense = dense ? land(dense, here) : here;
-    expect = mul(expect, x.extent_at(axes.reduced[i]));
+// Whether each leaf's reduced axes, in order, lie one after another at the
+// stride len (the one kept axis's extent, at unit stride): reduced index r
+// starts at r * len, so each leaf is one contiguous [nred, len] block.
+ExprPtr dense_rows(const Operand& x, const Axes& axes, const ExprPtr& len) {
+  ExprPtr dense = nullptr;
+  for (size_t l = 0; l < x.leaves(); ++l) {
+    ExprPtr expect = len;
+    for (size_t i = axes.reduced.size(); i-- > 0;) {
+      const ExprPtr here = eq(x.stride_at(l, axes.reduced[i]), expect);
+      dense = dense ? land(dense, here) : here;
+      expect = mul(expect, x.extent_at(axes.reduced[i]));
+    }
   }
   return dense;
 }
@@ -364,7 +525,7 @@ ExprPtr dense_rows(const SlotView& x, const Axes& axes, const ExprPtr& len) {
 // groups of len accumulators into the first, and leaves them in row p of
 // `partial`. After the parts, the first row of `partial` folds the others,
 // then the rows after the last whole run.
-StmtPtr dense_columns(const SlotView& x, const SlotVars& y, const Axes& axes, const Fold& f, DType d) {
+StmtPtr dense_columns(const Operand& x, const SlotVars& y, const Axes& axes, const Fold& f, DType d) {
   const AxisList red = axis_list(x, axes.reduced);
   Lets frame;
   const VarPtr nred = frame.bind("nred", product(red.n)), len = frame.bind("len", x.extent_at(axes.kept[0]));
@@ -375,38 +536,35 @@ StmtPtr dense_columns(const SlotView& x, const SlotVars& y, const Axes& axes, co
 
   const VarPtr p = Var::make("p", kIndex), t = Var::make("t", kIndex), g = Var::make("g", kIndex);
   const Accumulators a(f, f.name + "s", "nans"), partial(f, "partial", "partial_nans");
-  const VarPtr xs = x.slot.data;
+  const Pointers xs = x.data();
+  const ElementAt element = [&](const Pointers& row) { return x.element(row, [&](size_t) { return ExprPtr(t); }); };
   Lets task;
   const VarPtr r0 = task.bind("r0", min(runs, mul(p, per_part))), r1 = task.bind("r1", min(runs, add(r0, per_part)));
   const RowAt run_at = [&](const ExprPtr& index, Lets& walk, const std::string& name) {
-    return walk.bind_pointer(name, address(xs, mul(index, w)), false);
+    return x.bind(walk, name, xs, std::vector<ExprPtr>(x.leaves(), mul(index, w)));
   };
   const StmtPtr groups = For::make(g, i64(1), sub(m, i64(1)), ForKind::kSerial, a.absorb(f, t, len, a, mul(g, len)));
   std::vector<StmtPtr> keep{Store::make(partial.accs, add(mul(p, len), t), load(a.accs, t))};
   if (a.nans) keep.push_back(Store::make(partial.nans, add(mul(p, len), t), load(a.nans, t)));
   const StmtPtr part = a.allocate(i64(kColumnTile), MemoryScope::kLocal,
-                                  Seq::make({a.init(f, t, w), fold_rows(a, f, d, t, w, run_at, r0, r1, kDenseRows), groups,
+                                  Seq::make({a.init(f, t, w), fold_rows(a, f, t, w, run_at, element, r0, r1, kDenseRows), groups,
                                              For::make(t, i64(0), len, ForKind::kVectorized, Seq::make(std::move(keep)))}));
   const StmtPtr fork = For::make(p, i64(0), parts, ForKind::kParallel, task.wrap(part), {},
                                  ge(mul(len, nred), i64(kRowParallelMin)));
 
   const VarPtr q = Var::make("q", kIndex);
   const RowAt row_at = [&](const ExprPtr& index, Lets& walk, const std::string& name) {
-    return walk.bind_pointer(name, address(xs, mul(index, len)), false);
+    return x.bind(walk, name, xs, std::vector<ExprPtr>(x.leaves(), mul(index, len)));
   };
   const StmtPtr join = Seq::make({For::make(q, i64(1), sub(parts, i64(1)), ForKind::kSerial, partial.absorb(f, t, len, partial, mul(q, len))),
-                                  fold_rows(partial, f, d, t, len, row_at, mul(runs, m), nred, kDenseRows),
+                                  fold_rows(partial, f, t, len, row_at, element, mul(runs, m), nred, kDenseRows),
                                   For::make(t, i64(0), len, ForKind::kVectorized, Store::make(y.data, t, partial.value(f, d, t, nred)))});
   return frame.wrap(partial.allocate(mul(parts, len), MemoryScope::kGlobal, Seq::make({fork, join})));
 }
 
-}  // namespace
-
-LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t xs, const std::vector<int64_t>& x_axes,
-                          const ops::Reduce& op) {
-  const SlotView x{e.slot(xs), x_axes};
+LoweredStage reduce_stage(const EntryVars& e, size_t out, const Operand& x, const ops::Reduce& op, bool may_fail) {
   const SlotVars& y = e.slot(out);
-  const DType d = x.slot.type->dtype();
+  const DType d = x.dtype();
   const size_t rank = x.rank();
   const Axes axes = split_axes(rank, op.axes);
   const Fold f = fold_for(op, d);
@@ -415,14 +573,18 @@ LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t xs, const std::
   // on the CPU (a GPU's threads, one per kept element, read consecutive
   // elements together already): the last axis if it is kept; otherwise any
   // kept axis at unit stride where the reduced last axis is not (else rows
-  // read that contiguously). Chosen per call from the strides.
+  // read that contiguously). Chosen per call from the strides: every leaf
+  // that moves along the axis must move at unit stride.
   if (e.target == Target::kCpu && !axes.reduced.empty() && !axes.kept.empty()) {
     const bool last_kept = axes.kept.back() == rank - 1;
     for (size_t i = last_kept ? axes.kept.size() - 1 : 0; i < axes.kept.size(); ++i) {
-      ExprPtr unit = eq(x.stride_at(axes.kept[i]), i64(1));
-      if (!last_kept) unit = land(unit, ne(x.stride_at(rank - 1), i64(1)));
+      ExprPtr unit = x.unit(axes.kept[i]);
+      if (!unit) continue;  // nothing moves along it
+      if (!last_kept)
+        if (const ExprPtr strided = x.strided(rank - 1)) unit = land(unit, strided);
       StmtPtr cols = columns(x, y, axes, axes.kept[i], f, d);
-      if (axes.kept.size() == 1) {
+      // Dense rows address every leaf alike: none may be broadcast.
+      if (axes.kept.size() == 1 && !x.any_broadcast()) {
         const ExprPtr len = x.extent_at(axes.kept[0]);
         const ExprPtr narrow = land(land(gt(len, i64(0)), le(len, i64(kColumnTile))), dense_rows(x, axes, len));
         cols = IfThenElse::make(narrow, dense_columns(x, y, axes, f, d), cols);
@@ -440,7 +602,18 @@ LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t xs, const std::
   }
   stages.push_back(stage);
   return LoweredStage{Seq::make({stage_comment("reduce", out), Seq::make(std::move(stages))}), nullptr,
-                      op.kind == ops::ReduceKind::kMean};
+                      may_fail || op.kind == ops::ReduceKind::kMean};
+}
+
+}  // namespace
+
+LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t xs, const std::vector<int64_t>& x_axes,
+                          const ops::Reduce& op) {
+  return reduce_stage(e, out, Operand(SlotView{e.slot(xs), x_axes}), op, false);
+}
+
+LoweredStage lower_reduce(const EntryVars& e, size_t out, const InlineOperand& x, const ops::Reduce& op) {
+  return reduce_stage(e, out, Operand(e, x), op, x.may_fail);
 }
 
 }  // namespace tf::compiler

@@ -156,7 +156,8 @@ class SegmentLowering {
   // A stage lowered by the part its op registered (stage_lowering.h) into
   // `results`.
   void lower_own_stage(const StageLowering& l, const ir::Call& c, std::vector<size_t> results) {
-    StageCall call{c, flat_operands(c), {}, {}, std::move(results), [this](const ExprPtr& a) { return int_operand(a); }};
+    StageCall call{c, flat_operands(c), {}, {}, std::nullopt, std::move(results),
+                   [this](const ExprPtr& a) { return int_operand(a); }};
     const bool library_gemm = target_ == Target::kCuda && l.as_gemm;
     for (const ExprPtr& a : call.operands) {
       if (a->kind() == ir::ExprKind::kConstant) continue;
@@ -166,10 +167,20 @@ class SegmentLowering {
         call.axes.emplace_back();
         continue;
       }
+      // An operand the stage computes where it reads it (a Reduce's
+      // elementwise operand, or a Transpose of one: FusionPlan), unless
+      // it was given a slot after all.
+      const auto* t = ir::expr_as<ir::Call>(a);
+      const bool transposed_slot =
+          t && t->op() && t->op()->name() == "Transpose" && slot_of_.count(t->args().at(0).get());
+      if (plan_.computes_operand(c) && !transposed_slot) {
+        TF_CHECK(!call.inlined, "lower_segment: two operands computed inline");
+        call.inlined = lower_inline_operand(stage_env(), a);
+        continue;
+      }
       // A Transpose the stage reads in place (StageNeeds::transposed_in_place),
       // not stored. A library GEMM's stages read their operands as stored,
       // so there the Transpose is copied after all.
-      const auto* t = ir::expr_as<ir::Call>(a);
       TF_CHECK(t && t->op() && t->op()->name() == "Transpose",
                "lower_segment: an operand without a slot that is not a Transpose read in place");
       if (library_gemm) {
@@ -211,7 +222,16 @@ class SegmentLowering {
   // (lower_loop_nest.h).
   void lower_fused(size_t s, const ExprPtr& e, const std::string& what, bool root_inline = false,
                    ExprPtr produced = nullptr) {
-    StageEnv env{[this](const Expr* x) -> long {
+    const StageEnv env = stage_env(std::move(produced), may_alias(s));
+    LoweredStage l;
+    l.stage = tir::bind_common_calls(
+        tir::hoist_loop_invariants(lower_stage(env, s, e, what, root_inline, &l.may_fail, &l.precheck)));
+    add_stage(l);
+  }
+
+  // What a fused stage sees of the segment (lower_loop_nest.h).
+  StageEnv stage_env(ExprPtr produced = nullptr, bool out_may_alias = false) {
+    return StageEnv{[this](const Expr* x) -> long {
                    auto it = slot_of_.find(x);
                    return it == slot_of_.end() ? -1 : static_cast<long>(it->second);
                  },
@@ -223,11 +243,7 @@ class SegmentLowering {
                  [this](const ir::Call& c) { return !notes_.unchecked.count(&c); },
                  [this](const ir::Call& c) { return notes_.compute_type_sums.count(&c) > 0; },
                  [this](const ir::Expr& x) { return notes_.finite.count(&x) > 0; },
-                 std::move(produced), may_alias(s), target_};
-    LoweredStage l;
-    l.stage = tir::bind_common_calls(
-        tir::hoist_loop_invariants(lower_stage(env, s, e, what, root_inline, &l.may_fail, &l.precheck)));
-    add_stage(l);
+                 std::move(produced), out_may_alias, target_};
   }
 
   // Slot s is an output an input's buffer may be given for (aliased_).

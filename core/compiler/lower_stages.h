@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/compiler/entry_vars.h"
+#include "core/compiler/inline_operand.h"
 #include "core/ops/nn/nn.h"
 #include "core/ops/shape/shape.h"
 #include "core/ops/tensor/tensor.h"
@@ -39,6 +40,11 @@ namespace tf::compiler {
 // read in place through one (StageCall::axes), else empty.
 LoweredStage lower_reduce(const EntryVars& e, size_t out, size_t x, const std::vector<int64_t>& x_axes,
                           const ops::Reduce& op);
+// The same over an operand the stage computes where it reads it
+// (inline_operand.h): each leaf read at its own strides, broadcast ones at
+// stride 0. The columns schedules need every leaf that moves along the
+// tiled axis at unit stride; the dense one, no broadcast leaf at all.
+LoweredStage lower_reduce(const EntryVars& e, size_t out, const InlineOperand& x, const ops::Reduce& op);
 
 // ---- lower_matmul.cc
 // One GEMM per batch (broadcast batch axes read stride 0).

@@ -34,6 +34,12 @@ ExprPtr round_to(DType d, ExprPtr v) {
   }
 }
 
+ExprPtr constant_value(const ir::Constant& k) {
+  const DType d = k.dtype();
+  if (!ir::is_float(d)) return tir::imm(d, static_cast<double>(k.int_value()));
+  return round_to(d, tir::imm(compute_dtype(d) == DType::kF64 ? DType::kF64 : DType::kF32, k.value()));
+}
+
 namespace {
 
 // f<C>(args...) returning C: the prelude's templated scalar helpers.

@@ -60,5 +60,8 @@ ops::OpPart scalar_lowering_part();
 ir::DType compute_dtype(ir::DType d);
 // v (in compute_dtype(d)) rounded to d's precision; v itself for a compute d.
 tir::ExprPtr round_to(ir::DType d, tir::ExprPtr v);
+// A scalar constant's value as an element of an inlined tree: its literal,
+// in its compute type, rounded to its dtype.
+tir::ExprPtr constant_value(const ir::Constant& k);
 
 }  // namespace tf::compiler

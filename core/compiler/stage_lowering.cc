@@ -42,7 +42,8 @@ StageNeeds memory_but_literals(const std::vector<ir::ExprPtr>& operands) {
 }
 
 // A Reduce is fused into its readers or a stage of its own; which, the
-// fusion decision says (it forces the operand to memory when not fused).
+// fusion decision says (when not fused, the operand is in memory or
+// computed by the stage: StageCall::inlined).
 StageNeeds reduce_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& operands) {
   const auto& r = static_cast<const ops::Reduce&>(*c.op());
   const ir::DType x = tensor_type(*operands[0]).dtype();
@@ -104,6 +105,7 @@ StageNeeds in_memory_needs(const ir::Call& c, const std::vector<ir::ExprPtr>& op
 }
 
 LoweredStage reduce(const EntryVars& e, const StageCall& c) {
+  if (c.inlined) return lower_reduce(e, c.results[0], *c.inlined, op_of<ops::Reduce>(c));
   return lower_reduce(e, c.results[0], c.slots[0], c.axes[0], op_of<ops::Reduce>(c));
 }
 LoweredStage matmul(const EntryVars& e, const StageCall& c) {

@@ -12,11 +12,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/compiler/entry_vars.h"
+#include "core/compiler/inline_operand.h"
 #include "core/ir/expr.h"
 #include "core/ops/completeness.h"
 
@@ -30,6 +32,9 @@ struct StageCall {
   // (StageNeeds::transposed_in_place), that Transpose's axes (the operand's
   // axis i is the slot's axis axes[i]); empty for a slot read as it is.
   std::vector<std::vector<int64_t>> axes;
+  // An operand the stage computes where it reads it (a Reduce's elementwise
+  // operand: FusionPlan::computes_operand); it has no slot. Empty if none.
+  std::optional<InlineOperand> inlined;
   // The result's slot, or one per projection of a tuple-valued op.
   std::vector<size_t> results;
   // An integer scalar operand as i64: a Constant's literal, or the value a

@@ -98,7 +98,7 @@ class Sinker final : public ir::ExprMutator {
     }
   }
 
-  // A Reduce that reads its operand from memory: an output, or not a row
+  // A Reduce that is a stage of its own: an output, or not a row
   // reduction (transpose_sinking.h).
   bool own_stage_reduce(const ir::Call& c) const {
     return c.op() && c.op()->name() == "Reduce" && (outputs_.count(&c) || !is_row_reduce(c));

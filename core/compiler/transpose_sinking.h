@@ -10,14 +10,14 @@
 //
 //     s = sum(transpose(x * 2), axes=-1)
 //
-// which is a straight pass over x followed by a reduction that reads the
-// transpose in place (a Reduce stage reads a Transpose through its axes,
-// fusion_plan.cc). Same values, same reduction: the elementwise results are
+// which a Reduce stage reads in place through the Transpose's axes,
+// computing x * 2 where it reads each element (fusion_plan.h): one pass
+// over x in its own layout. Same values, same reduction: the elementwise results are
 // identical bit for bit, and the Reduce folds them in the order its
 // schedule gives for the strides it sees.
 //
 // It applies where the reduction is a stage of its own, which is where it
-// reads its operand from memory: a segment output, or a reduction that is
+// reads its operand itself: a segment output, or a reduction that is
 // not a row reduction (is_row_reduce). A row reduction read back along its
 // rows (softmax's sum) is computed inside the stage that reads it, and a
 // Transpose under it is stored as a plane copy of an operand in memory

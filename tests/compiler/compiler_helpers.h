@@ -26,6 +26,7 @@
 #include "core/runtime/float8.h"
 #include "core/runtime/half.h"
 #include "core/runtime/ndarray.h"
+#include "core/runtime/sanitizers.h"
 #include "core/sema/bind.h"
 #include "core/sema/verify.h"
 
@@ -33,6 +34,19 @@ namespace tf::comptest {
 
 using ir::DType;
 using runtime::NDArray;
+
+// The thread counts a parallel schedule is checked on. Under
+// ThreadSanitizer one: libgomp is not instrumented, so a team's closing
+// barrier is invisible to it, and the caller freeing or reading what the
+// team wrote is reported as a race (the TSan suite runs with
+// OMP_NUM_THREADS=1).
+inline std::vector<int> team_sizes() {
+#if defined(TF_UNDER_TSAN)
+  return {1};
+#else
+  return {1, 2, 3};
+#endif
+}
 
 // How many times `what` occurs in `text` (a generated TIR or source).
 inline int count(const std::string& text, const std::string& what) {
