@@ -57,6 +57,9 @@ constexpr int64_t kColumnRows = 8;
 // of kColumnTile / 2 or more elements.
 constexpr int64_t kDenseRows = 4;
 constexpr int64_t kMinRunsPerPart = 32;
+// A row split within its walks (rows) splits them at multiples of this
+// many elements: whole 64-byte lines of doubles, whole lane blocks.
+constexpr int64_t kSplitAlign = 64;
 
 Axes split_axes(size_t rank, const std::vector<int64_t>& axes) {
   std::vector<bool> red(rank, false);
@@ -307,8 +310,9 @@ struct Accumulators {
 
 // Rows: the kept element `row` per task, its reduced elements walked by q
 // (all reduced axes but the last) and j (the last, innermost). Where there
-// are fewer rows than threads (a full reduction: one), each row's walks are
-// split into `parts` ranges of q instead, each task folding one range into
+// are fewer rows than threads (a full reduction: one), each row is split
+// into parts instead: ranges of its walks, and of each walk's elements
+// where there are fewer walks than parts. Each task folds one part into
 // its own accumulator, left in `partial` (part-major), and the parts of
 // each row are joined in order after the fork: one task for a loss's
 // mean((a - b) ** 2) left every thread but one idle.
@@ -329,10 +333,10 @@ StmtPtr rows(const EntryVars& e, const Operand& x, const SlotVars& y, const Axes
     if (is.back()) unit = unit ? land(unit, eq(is.back(), i64(1))) : eq(is.back(), i64(1));
   }
 
-  // Row `row`'s walks [lo, hi) folded into an accumulator (and a NaN count),
-  // which `finish` then reads.
-  auto fold = [&](const ExprPtr& row, const ExprPtr& lo, const ExprPtr& hi,
-                  const std::function<StmtPtr(const VarPtr& acc, const VarPtr& nans)>& finish) {
+  // Row `row`'s walks [q_lo, q_hi), each over its elements [j_lo, j_hi),
+  // folded into an accumulator (and a NaN count), which `finish` then reads.
+  auto fold = [&](const ExprPtr& row, const ExprPtr& q_lo, const ExprPtr& q_hi, const ExprPtr& j_lo,
+                  const ExprPtr& j_hi, const std::function<StmtPtr(const VarPtr& acc, const VarPtr& nans)>& finish) {
     const VarPtr acc = Var::make(f.name, f.acc_t, true);
     const VarPtr nans = f.nan_t ? Var::make("nans", *f.nan_t, true) : nullptr;
     std::vector<Reduction> reductions;
@@ -347,17 +351,18 @@ StmtPtr rows(const EntryVars& e, const Operand& x, const SlotVars& y, const Axes
       const ExprPtr v = x.element(xr, [&](size_t k) { return !is[k] ? i64(0) : unit_stride ? ExprPtr(j) : mul(j, is[k]); });
       StmtPtr update = Assign::make(acc, f.step(acc, v));
       if (nans) update = Seq::make({update, Assign::make(nans, count_nan(nans, v))});
-      return For::make(j, i64(0), inner, f.vector_op ? ForKind::kVectorized : ForKind::kSerial, update, reductions);
+      return For::make(j, j_lo, sub(j_hi, j_lo), f.vector_op ? ForKind::kVectorized : ForKind::kSerial, update,
+                       reductions);
     };
     // A unit stride has a loop of its own, whose contiguous loads vectorize
     // (under the runtime stride every load was a gather: an f32 sum over
     // rows of 4096 took 13x eager's time).
-    StmtPtr loop = For::make(q, lo, sub(hi, lo), ForKind::kSerial,
+    StmtPtr loop = For::make(q, q_lo, sub(q_hi, q_lo), ForKind::kSerial,
                              walks.wrap(unit ? IfThenElse::make(unit, along(true), along(false)) : along(true)));
     // The sums and maxima keep their partials in lanes across the walk,
     // and across the row itself: one vector accumulator made a sum in
     // double a chain of dependent adds (lane_partials.h).
-    if (e.target == Target::kCpu) loop = carry_lane_partials(loop, ge(inner, i64(reduce_lanes())));
+    if (e.target == Target::kCpu) loop = carry_lane_partials(loop, ge(sub(j_hi, j_lo), i64(reduce_lanes())));
     StmtPtr body = Seq::make({loop, finish(acc, nans)});
     if (nans) body = LetStmt::make(nans, imm(nans->dtype(), 0), body);
     return task.wrap(LetStmt::make(acc, f.init, body));
@@ -365,32 +370,43 @@ StmtPtr rows(const EntryVars& e, const Operand& x, const SlotVars& y, const Axes
   const ExprPtr count = mul(inner, rout), work = ge(mul(outer, count), i64(kRowParallelMin));
   const VarPtr row = Var::make("row", kIndex);
   const StmtPtr whole = For::make(row, i64(0), outer, ForKind::kParallel,
-                                  fold(row, i64(0), rout, [&](const VarPtr& acc, const VarPtr& nans) {
+                                  fold(row, i64(0), rout, i64(0), inner, [&](const VarPtr& acc, const VarPtr& nans) {
                                     return Store::make(y.data, row, cast(d, f.result(acc, nans, count)));
                                   }),
                                   {}, work);
   if (e.target != Target::kCpu || axes.reduced.empty()) return frame.wrap(whole);
 
   // Enough parts per row for every thread to get one, each at least
-  // kRowParallelMin elements (and one walk).
-  const VarPtr parts = frame.bind("parts", max(i64(1), min(min(ceil_div(team_size(), max(outer, i64(1))), rout),
+  // kRowParallelMin elements: ranges of the walks, or where a row has
+  // fewer walks than parts (a reduction over the last axis alone: one),
+  // ranges of each walk's elements too, a multiple of kSplitAlign long.
+  const VarPtr parts = frame.bind("parts", max(i64(1), min(ceil_div(team_size(), max(outer, i64(1))),
                                                            div(count, i64(kRowParallelMin)))));
-  const VarPtr per = frame.bind("per", ceil_div(rout, parts));
+  // (One operand an ExprPtr: for two VarPtrs, std::min on the pointers is
+  // the better match.)
+  const VarPtr pq = frame.bind("pq", max(i64(1), min(parts, ExprPtr(rout))));
+  const VarPtr pj = frame.bind("pj", ceil_div(parts, pq));
+  const VarPtr per_q = frame.bind("per_q", ceil_div(rout, pq));
+  const VarPtr per_j = frame.bind("per_j", mul(ceil_div(ceil_div(inner, pj), i64(kSplitAlign)), i64(kSplitAlign)));
+  const ExprPtr tasks = mul(pq, pj);
   const Accumulators partial(f, "partial", "partial_nans");
   const VarPtr u = Var::make("u", kIndex), t = Var::make("t", kIndex), p = Var::make("p", kIndex);
   Lets task;
-  const VarPtr r = task.bind("r", mod(u, outer)), q0 = task.bind("q0", min(rout, mul(div(u, outer), per)));
-  const StmtPtr part = fold(r, q0, min(rout, add(q0, per)), [&](const VarPtr& acc, const VarPtr& nans) {
+  const VarPtr r = task.bind("r", mod(u, outer)), s = task.bind("s", div(u, outer));
+  const VarPtr q0 = task.bind("q0", min(rout, mul(mod(s, pq), per_q)));
+  const VarPtr j0 = task.bind("j0", min(inner, mul(div(s, pq), per_j)));
+  const StmtPtr part = fold(r, q0, min(rout, add(q0, per_q)), j0, min(inner, add(j0, per_j)),
+                            [&](const VarPtr& acc, const VarPtr& nans) {
     std::vector<StmtPtr> keep{Store::make(partial.accs, u, acc)};
     if (nans) keep.push_back(Store::make(partial.nans, u, nans));
     return Seq::make(std::move(keep));
   });
-  const StmtPtr fork = For::make(u, i64(0), mul(parts, outer), ForKind::kParallel, task.wrap(part), {}, work);
+  const StmtPtr fork = For::make(u, i64(0), mul(tasks, outer), ForKind::kParallel, task.wrap(part), {}, work);
   const StmtPtr join = Seq::make(
-      {For::make(p, i64(1), sub(parts, i64(1)), ForKind::kSerial, partial.absorb(f, t, outer, partial, mul(p, outer))),
+      {For::make(p, i64(1), sub(tasks, i64(1)), ForKind::kSerial, partial.absorb(f, t, outer, partial, mul(p, outer))),
        For::make(t, i64(0), outer, ForKind::kVectorized, Store::make(y.data, t, partial.value(f, d, t, count)))});
-  const StmtPtr split = partial.allocate(mul(parts, outer), MemoryScope::kGlobal, Seq::make({fork, join}));
-  return frame.wrap(IfThenElse::make(gt(parts, i64(1)), split, whole));
+  const StmtPtr split = partial.allocate(mul(tasks, outer), MemoryScope::kGlobal, Seq::make({fork, join}));
+  return frame.wrap(IfThenElse::make(gt(tasks, i64(1)), split, whole));
 }
 
 // The row pointers of reduced index `index` (bound in `walk` as `name`),

@@ -67,6 +67,12 @@ def full(x: Tensor[(N, D), f32], k: Tensor[(B, N, D), i32]) -> tuple[Tensor[(), 
             sum(k, axes=(0, 1, 2), keepdim=False))
 
 @func
+def vec(x: Tensor[(N,), f32], k: Tensor[(N,), i64]) -> tuple[Tensor[(), f32], Tensor[(), f32], Tensor[(), f32],
+                                                               Tensor[(), i64]]:
+    return (sum(x, axes=0, keepdim=False), amax(x, axes=0, keepdim=False), mean(x, axes=0, keepdim=False),
+            sum(k, axes=0, keepdim=False))
+
+@func
 def per_batch(x: Tensor[(B, N, D), f32]) -> tuple[Tensor[(B,), f32], Tensor[(B,), f32]]:
     return sum(x, axes=(1, 2), keepdim=False), amax(x, axes=(-2, -1), keepdim=False)
 
@@ -266,29 +272,42 @@ TEST_F(ReduceStages, RowMaximaPropagateNaN) {
 // into an accumulator of its own, joined in order: full reductions (one
 // row) and two or three rows of a reduction over two axes, a NaN in one
 // part, parts of unequal length, walks too short to split, an integer sum
-// that wraps. (A walk is one index of the reduced axes but the last, so a
-// reduction over the last axis alone is one walk per row, not split.)
+// that wraps. A reduction over the last axis alone (a vector's total) is
+// one walk per row: its elements are split, in ranges of whole lane
+// blocks, the last one short.
 TEST_F(ReduceStages, FewRowsSplitTheirWalksAmongTheThreads) {
   for (int threads : team_sizes()) {
     runtime::set_num_threads(threads);
     const std::string on = " on " + std::to_string(threads) + " thread(s)";
     for (const auto& s : std::vector<std::vector<int64_t>>{{4001, 300}, {257, 128}, {3, 5}, {70000, 1}}) {
       const std::string what = "[" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + "]" + on;
-      check("full", {random_array(DType::kF32, s, rng_), random_array(DType::kI32, {2, s[0], s[1]}, rng_, 1e9)}, what);
+      check("full", {random_array(DType::kF32, s, rng_), random_array(DType::kI32, {2, s[0], s[1]}, rng_, 1e8)}, what);
     }
     for (int64_t b : {2, 3})
       check("per_batch", {random_array(DType::kF32, {b, 301, 500}, rng_)}, std::to_string(b) + " rows" + on);
+    for (int64_t n : {300001, 131077, 65536, 1000}) {
+      NDArray v = random_array(DType::kF32, {n}, rng_);
+      check("vec", {v, random_array(DType::kI64, {n}, rng_, 1e17)}, "[" + std::to_string(n) + "]" + on);
+      static_cast<float*>(v.data())[n - 2] = std::numeric_limits<float>::quiet_NaN();  // in the last part
+      const NDArray k = random_array(DType::kI64, {n}, rng_);
+      const auto got = run_native(*compiler::compile(fn("vec")), fn("vec"), {v, k});
+      EXPECT_TRUE(std::isnan(static_cast<const float*>(got[1].data())[0])) << n << on;
+      check("vec", {v, k}, "NaN in [" + std::to_string(n) + "]" + on);
+    }
     NDArray x = random_array(DType::kF32, {4001, 300}, rng_);
     set_f32(x, 3900 * 300 + 7, std::numeric_limits<float>::quiet_NaN());  // in the last part
     const NDArray k = random_array(DType::kI32, {1, 4001, 300}, rng_);
     auto got = run_native(*compiler::compile(fn("full")), fn("full"), {x, k});
     EXPECT_TRUE(std::isnan(static_cast<const float*>(got[1].data())[0])) << on;
-    check("full", {x, random_array(DType::kI32, {1, 4001, 300}, rng_, 1e9)}, "NaN" + on);
+    check("full", {x, random_array(DType::kI32, {1, 4001, 300}, rng_, 1e8)}, "NaN" + on);
   }
   runtime::set_num_threads(0);
   const std::string t = compiler::generate(fn("full")).tir;
   EXPECT_GT(count(t, "partial[t] = (partial[t] + partial[((p * outer) + t)])"), 0) << t;
   EXPECT_GT(count(t, "partial_nans[t] = (partial_nans[t] + partial_nans[((p * outer) + t)])"), 0) << t;
+  const std::string v = compiler::generate(fn("vec")).tir;
+  EXPECT_GT(count(v, "let pq: i64 = max(1, min(parts, rout))"), 0) << v;
+  EXPECT_GT(count(v, "let j0: i64 = min(inner, ((s / pq) * per_j))"), 0) << v;
 }
 
 // A last axis not at unit stride takes the rows schedule; a transposed
