@@ -37,8 +37,10 @@ the composition is slower.
 A third table times ops beyond the row kernels against eager, in
 alternation, on one [2048, 4096] f32 input: a transpose, an amax over rows,
 a sum over axis 0, a sum over the rows of a transpose and of a scaled
-transpose (x.T * 2), a softmax over axis 0, a softmax of a transpose, tanh,
-log and gelu's erf form; then, on their own inputs, a softmax of x masked
+transpose (x.T * 2), a row sum of squares, a sum of everything, a softmax over axis 0, a softmax of a transpose, tanh,
+log and gelu's erf form; then, on their own inputs, a mean squared error
+of two inputs ((a - b) ** 2 averaged), a sum over axis 0 of a product
+(a bias gradient's g * m), a softmax of x masked
 by a random bool mask (where(m, x, -1e30)), a bf16 batch of transposed
 matrices (k.transpose(-1, -2)), a 3x3 Conv2D, a bf16 MatMul and a linear
 layer's x @ w.T.
@@ -179,6 +181,23 @@ def o_sum_ts(x: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
     return sum(transpose(x, (1, 0)) * 2.0, axes=-1, keepdim=False)
 
 @func
+def o_mse(a: Tensor[(N, D), f32], b: Tensor[(N, D), f32]) -> Tensor[(), f32]:
+    d = a - b
+    return mean(d * d, axes=(0, 1), keepdim=False)
+
+@func
+def o_sumsq(x: Tensor[(N, D), f32]) -> Tensor[(N, 1), f32]:
+    return sum(x * x, axes=-1)
+
+@func
+def o_bias_grad(g: Tensor[(N, D), f32], m: Tensor[(N, D), f32]) -> Tensor[(D,), f32]:
+    return sum(g * m, axes=0, keepdim=False)
+
+@func
+def o_total(x: Tensor[(N, D), f32]) -> Tensor[(), f32]:
+    return sum(x, axes=(0, 1), keepdim=False)
+
+@func
 def o_masked_softmax(x: Tensor[(N, D), f32], m: Tensor[(N, D), bool]) -> Tensor[(N, D), f32]:
     return softmax(where(m, x, -1e30))
 
@@ -237,7 +256,8 @@ COMPOSED_INPUTS = {"c_rope": lambda q, k, c, s, p: (q, k, c[p].contiguous(), s[p
 # whose inputs OTHER_PRODUCT_INPUTS lists.
 OTHER_OPS = {"transpose": "o_transpose", "amax over rows": "o_amax", "sum over axis 0": "o_sum0",
              "sum of a transpose": "o_sum_t", "sum of a scaled transpose": "o_sum_ts",
-             "masked softmax": "o_masked_softmax", "softmax over axis 0": "o_softmax0",
+             "mse loss": "o_mse", "row sums of squares": "o_sumsq", "sum of g * m over axis 0": "o_bias_grad",
+             "sum of all": "o_total", "masked softmax": "o_masked_softmax", "softmax over axis 0": "o_softmax0",
              "softmax of a transpose": "o_softmax_t", "tanh": "o_tanh",
              "batched transpose bf16": "o_batch_t16", "log": "o_log", "gelu (erf)": "o_gelu_erf",
              "conv2d 3x3": "o_conv", "matmul bf16": "o_mm16", "linear x @ w.T": "o_linear"}
@@ -248,6 +268,8 @@ def other_eager(torch):
     return {"transpose": lambda x: x.t().contiguous(), "amax over rows": lambda x: x.amax(-1),
             "sum over axis 0": lambda x: x.sum(0), "sum of a transpose": lambda x: x.t().sum(-1),
             "sum of a scaled transpose": lambda x: (x.t() * 2.0).sum(-1),
+            "mse loss": lambda a, b: ((a - b) * (a - b)).mean(), "row sums of squares": lambda x: (x * x).sum(-1, True),
+            "sum of g * m over axis 0": lambda g, m: (g * m).sum(0), "sum of all": lambda x: x.sum(),
             "masked softmax": lambda x, m: torch.softmax(torch.where(m, x, -1e30), -1),
             "softmax over axis 0": lambda x: torch.softmax(x, 0),
             "softmax of a transpose": lambda x: torch.softmax(x.t(), -1),
@@ -261,12 +283,16 @@ QUICK_OTHER_SHAPES = {"tiny": (8, 64)}
 # conv's input is [images, channels, height, width] by a [channels, channels,
 # 3, 3] weight; a bool input is a random mask (half its elements set).
 OTHER_PRODUCT_INPUTS = {
+    "mse loss": {"32 MiB": (((2048, 4096), (2048, 4096)), "float32")},
+    "sum of g * m over axis 0": {"32 MiB": (((2048, 4096), (2048, 4096)), "float32")},
     "masked softmax": {"32 MiB": (((2048, 4096), (2048, 4096)), ("float32", "bool"))},
     "batched transpose bf16": {"32x1024x512": (((32, 1024, 512),), "bfloat16")},
     "conv2d 3x3": {"4x32x56x56": (((4, 32, 56, 56), (32, 32, 3, 3)), "float32")},
     "matmul bf16": {"256x1024x1024": (((256, 1024), (1024, 1024)), "bfloat16")},
     "linear x @ w.T": {"decode M=8": (((8, 4096), (4096, 4096)), "float32")}}
 QUICK_OTHER_PRODUCT_INPUTS = {
+    "mse loss": {"tiny": (((8, 64), (8, 64)), "float32")},
+    "sum of g * m over axis 0": {"tiny": (((8, 64), (8, 64)), "float32")},
     "masked softmax": {"tiny": (((8, 64), (8, 64)), ("float32", "bool"))},
     "batched transpose bf16": {"tiny": (((2, 8, 40),), "bfloat16")},
     "conv2d 3x3": {"tiny": (((1, 4, 8, 8), (4, 4, 3, 3)), "float32")},
