@@ -57,7 +57,8 @@ def test_bench_prints_a_markdown_table():
     # ops beyond the row kernels, each native and agreeing with eager
     other_header, other_rows = tables["other op"]
     assert {r[0] for r in other_rows} == {"transpose", "amax over rows", "sum over axis 0", "sum of a transpose",
-                                          "sum of a scaled transpose", "masked softmax", "softmax over axis 0",
+                                          "sum of a scaled transpose", "mse loss", "row sums of squares",
+                                          "sum of g * m over axis 0", "sum of all", "masked softmax", "softmax over axis 0",
                                           "softmax of a transpose", "tanh", "log", "gelu (erf)",
                                           "batched transpose bf16", "conv2d 3x3", "matmul bf16", "linear x @ w.T"}
     for r in other_rows:
